@@ -1,0 +1,152 @@
+// The C API: argument checks and the "not initialised" guard, then the runtime.
+#include <cstring>
+#include <string>
+
+#include "agora/agora.h"
+#include "common/log.h"
+#include "runtime/runtime.h"
+
+using agora::Runtime;
+
+namespace {
+Runtime *g_rt = nullptr;
+
+Runtime *live(const char *fn) {
+  if (!g_rt) agora::log_error("%s called before agora_init (or after agora_finalize)", fn);
+  return g_rt;
+}
+}  // namespace
+
+#define RUNTIME_OR(fn, fail) \
+  Runtime *rt = live(fn);    \
+  if (!rt) return fail
+
+extern "C" {
+
+int agora_init(int *argc, char ***argv) {
+  if (g_rt) {
+    agora::log_error("agora_init called twice");
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  int status = 0;
+  g_rt = Runtime::start(argc, argv, &status);
+  if (!g_rt) std::exit(2);  // a bad configuration must not leave ranks running
+  return status;
+}
+
+int agora_finalize(void) {
+  RUNTIME_OR("agora_finalize", AGORA_ERR_NOT_INITIALIZED);
+  int status = rt->stop();
+  g_rt = nullptr;
+  return status;
+}
+
+int agora_rank(void) {
+  RUNTIME_OR("agora_rank", -1);
+  return rt->rank();
+}
+
+int agora_nranks(void) {
+  RUNTIME_OR("agora_nranks", -1);
+  return rt->nranks();
+}
+
+double agora_wtime(void) { return agora::platform::now_seconds(); }
+
+void *agora_alloc(size_t bytes) { return agora_alloc_placed(bytes, AGORA_PLACE_BLOCK, 0); }
+
+void *agora_alloc_placed(size_t bytes, agora_placement_t placement, int rank) {
+  RUNTIME_OR("agora_alloc", nullptr);
+  if (placement != AGORA_PLACE_BLOCK && placement != AGORA_PLACE_CYCLIC &&
+      placement != AGORA_PLACE_RANK) {
+    agora::log_error("agora_alloc_placed: placement %d is not AGORA_PLACE_BLOCK, _CYCLIC or _RANK",
+                     (int)placement);
+    return nullptr;
+  }
+  if (placement == AGORA_PLACE_RANK && (rank < 0 || rank >= rt->nranks())) {
+    agora::log_error("agora_alloc_placed: rank %d is not between 0 and %d", rank, rt->nranks() - 1);
+    return nullptr;
+  }
+  if (placement != AGORA_PLACE_RANK) rank = 0;
+  return rt->alloc_collective(bytes, (agora::Placement)placement, rank);
+}
+
+void *agora_malloc(size_t bytes) {
+  RUNTIME_OR("agora_malloc", nullptr);
+  return rt->malloc_local(bytes);
+}
+
+int agora_free(void *ptr) {
+  RUNTIME_OR("agora_free", AGORA_ERR_NOT_INITIALIZED);
+  return rt->free_any(ptr);
+}
+
+int agora_home_of(const void *ptr) {
+  RUNTIME_OR("agora_home_of", -1);
+  if (!rt->space().maybe_allocated((uintptr_t)ptr)) return -1;
+  return rt->home_of(rt->space().page_of((uintptr_t)ptr));
+}
+
+int agora_is_global(const void *ptr) {
+  RUNTIME_OR("agora_is_global", 0);
+  return rt->space().contains((uintptr_t)ptr);
+}
+
+agora_lock_t *agora_lock_create(void) { return agora_lock_array_create(1); }
+
+agora_lock_t *agora_lock_array_create(size_t count) {
+  RUNTIME_OR("agora_lock_create", nullptr);
+  if (count == 0) {
+    agora::log_error("agora_lock_array_create: count must be at least 1");
+    return nullptr;
+  }
+  uint64_t first = rt->create_locks(count);
+  auto *locks = new agora_lock_t[count];
+  for (size_t i = 0; i < count; ++i) locks[i].id = first + i;
+  return locks;
+}
+
+int agora_lock(agora_lock_t *lock) {
+  RUNTIME_OR("agora_lock", AGORA_ERR_NOT_INITIALIZED);
+  if (!lock) return AGORA_ERR_INVALID_ARGUMENT;
+  return rt->lock(lock->id);
+}
+
+int agora_unlock(agora_lock_t *lock) {
+  RUNTIME_OR("agora_unlock", AGORA_ERR_NOT_INITIALIZED);
+  if (!lock) return AGORA_ERR_INVALID_ARGUMENT;
+  return rt->unlock(lock->id);
+}
+
+int agora_barrier(void) {
+  RUNTIME_OR("agora_barrier", AGORA_ERR_NOT_INITIALIZED);
+  return rt->barrier();
+}
+
+int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op) {
+  RUNTIME_OR("agora_reduce", AGORA_ERR_NOT_INITIALIZED);
+  if ((type != AGORA_INT64 && type != AGORA_DOUBLE) ||
+      (op != AGORA_SUM && op != AGORA_MIN && op != AGORA_MAX) || (!buf && count)) {
+    agora::log_error("agora_reduce: bad type %d or op %d (or NULL buffer)", (int)type, (int)op);
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  return rt->reduce(buf, count, (agora::ReduceType)type, (agora::ReduceOp)op);
+}
+
+const char *agora_protocol_name(void) {
+  RUNTIME_OR("agora_protocol_name", "");
+  return rt->config().protocol.c_str();
+}
+
+size_t agora_stats_json(char *buf, size_t size) {
+  RUNTIME_OR("agora_stats_json", 0);
+  std::string s = rt->stats_json();
+  if (buf && size) {
+    size_t n = std::min(size - 1, s.size());
+    std::memcpy(buf, s.data(), n);
+    buf[n] = 0;
+  }
+  return s.size();
+}
+
+}  // extern "C"

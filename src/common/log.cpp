@@ -1,0 +1,55 @@
+#include "common/log.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
+
+namespace agora {
+namespace {
+int g_rank = -1;
+bool g_debug = false;
+void (*g_abort_hook)(int) = nullptr;
+
+void vprint(const char *fmt, va_list ap) {
+  char line[1024];
+  int n = g_rank >= 0 ? std::snprintf(line, sizeof line, "agora[rank %d]: ", g_rank)
+                      : std::snprintf(line, sizeof line, "agora: ");
+  n += std::vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
+  if (n > (int)sizeof line - 2) n = sizeof line - 2;
+  line[n++] = '\n';
+  // One write() so lines from concurrent ranks do not interleave.
+  ssize_t ignored = write(2, line, n);
+  (void)ignored;
+}
+}  // namespace
+
+void log_set_rank(int rank) { g_rank = rank; }
+void log_set_debug(bool enabled) { g_debug = enabled; }
+bool log_debug_enabled() { return g_debug; }
+void log_set_abort_hook(void (*hook)(int)) { g_abort_hook = hook; }
+
+void log_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vprint(fmt, ap);
+  va_end(ap);
+}
+
+void log_debug(const char *fmt, ...) {
+  if (!g_debug) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vprint(fmt, ap);
+  va_end(ap);
+}
+
+void fatal(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vprint(fmt, ap);
+  va_end(ap);
+  if (g_abort_hook) g_abort_hook(1);
+  std::_Exit(1);
+}
+
+}  // namespace agora

@@ -1,0 +1,51 @@
+// The only layer that calls the operating system directly.
+//
+// Contract:
+//  - vm_*: the global range is one shared-memory object mapped twice: the
+//    *application view* at a fixed address, identical in every rank, whose
+//    protection follows the coherence state of each page; and the *service
+//    view*, always readable and writable, through which the runtime installs
+//    and reads page contents without racing the application's protection.
+//  - fault_*: a SIGSEGV handler that passes faults inside the global range to
+//    one callback and treats every other fault exactly as the program would
+//    without Agora (previous handler, else default action: the process dies).
+//  - everything returns false/negative on failure and leaves errno set.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "common/types.h"
+
+namespace agora::platform {
+
+constexpr size_t kPageSize = 4096;
+
+struct GlobalRange {
+  std::byte *app_view = nullptr;      // fixed address, protection per page
+  std::byte *service_view = nullptr;  // same memory, always read-write
+  size_t size = 0;
+  int fd = -1;
+};
+
+// Reserves [base, base+size) in this process (fails, rather than replacing
+// anything, if the range is already in use). All pages start inaccessible in
+// the application view.
+bool vm_reserve(uintptr_t base, size_t size, GlobalRange *out, std::string *error);
+void vm_release(GlobalRange *range);
+// Sets the application-view protection of [addr, addr+len).
+bool vm_protect(void *addr, size_t len, Access access);
+
+// Called with the faulting address; returns true if it made the access
+// possible (the instruction is retried), false if the fault is not ours.
+using FaultCallback = bool (*)(void *addr, bool is_write);
+bool fault_handler_install(FaultCallback callback, uintptr_t lo, uintptr_t hi);
+void fault_handler_uninstall();
+
+double now_seconds();          // monotonic
+void sleep_us(uint32_t us);    // nanosleep
+void thread_yield();
+void thread_reduce_timer_slack();  // finer nanosleep wake-ups for the calling thread
+inline void cpu_relax() { __builtin_ia32_pause(); }
+
+}  // namespace agora::platform

@@ -1,0 +1,88 @@
+// The requesting side of sc: faults become requests to the home; grants,
+// invalidations and fetches from homes change this rank's copy.
+#include <cstring>
+
+#include "common/stats.h"
+#include "protocol/sc/sc_engine.h"
+
+namespace agora {
+
+Access ScEngine::local_access(PageId page) const {
+  auto it = access_.find(page);
+  if (it != access_.end()) return it->second;
+  return host_.home_of(page) == host_.rank() ? Access::Write : Access::None;
+}
+
+void ScEngine::set_local(PageId page, Access a) {
+  access_[page] = a;
+  host_.set_access(page, a);
+}
+
+void ScEngine::on_fault(PageId page, Access need, Waiter *w) {
+  if (local_access(page) >= need) {  // another thread of this rank got it first
+    w->complete(0);
+    return;
+  }
+  auto [it, fresh] = pending_.try_emplace(page);
+  it->second.waiters.push_back(w);
+  // One request per page at a time; a waiter that needed more than the
+  // request brings faults again and asks for the rest.
+  if (!fresh) return;
+  Rank home = host_.home_of(page);
+  if (home == host_.rank()) {
+    home_request(page, {home, need});
+  } else {
+    host_.send(home, {Channel::Protocol, need == Access::Write ? kWriteRequest : kReadRequest, 0,
+                      page, 0, 0});
+  }
+}
+
+void ScEngine::complete_local(PageId page, Access granted, Payload data) {
+  if (data.data) {
+    // Install before opening the protection: no thread may see a partial page.
+    std::memcpy(host_.frame(page), data.data, host_.page_size());
+    host_.stats().pages_fetched++;
+  }
+  set_local(page, granted);
+  auto it = pending_.find(page);
+  if (it == pending_.end()) return;
+  for (Waiter *w : it->second.waiters) w->complete(0);
+  pending_.erase(it);
+}
+
+void ScEngine::fail_local(PageId page, int status) {
+  auto it = pending_.find(page);
+  if (it == pending_.end()) return;
+  for (Waiter *w : it->second.waiters) w->complete(status);
+  pending_.erase(it);
+}
+
+void ScEngine::on_invalidate(const MsgHeader &m) {
+  host_.stats().invalidations_received++;
+  set_local(m.a, Access::None);
+  host_.send(m.src, {Channel::Protocol, kInvalidateAck, 0, m.a, 0, 0});
+}
+
+void ScEngine::on_fetch(const MsgHeader &m) {
+  Access keep = (Access)m.b;
+  if (keep == Access::None) host_.stats().invalidations_received++;
+  // Revoke write access first so no store lands after the copy is taken.
+  set_local(m.a, keep);
+  host_.send(m.src, {Channel::Protocol, kFetchData, 0, m.a, 0, 0},
+             {host_.frame(m.a), host_.page_size()});
+}
+
+void ScEngine::on_message(const MsgHeader &m, Payload p) {
+  switch ((Op)m.op) {
+    case kReadRequest: home_request(m.a, {m.src, Access::Read}); break;
+    case kWriteRequest: home_request(m.a, {m.src, Access::Write}); break;
+    case kInvalidate: on_invalidate(m); break;
+    case kInvalidateAck: home_on_ack(m.a); break;
+    case kFetch: on_fetch(m); break;
+    case kFetchData: home_on_fetch_data(m.a, p); break;
+    case kGrant: complete_local(m.a, (Access)m.b, m.c ? p : Payload{}); break;
+    case kNack: fail_local(m.a, (int)(int64_t)m.b); break;
+  }
+}
+
+}  // namespace agora

@@ -1,0 +1,403 @@
+#include "runtime/runtime.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "common/log.h"
+
+namespace agora {
+
+namespace {
+Runtime *g_fault_target = nullptr;
+
+bool fault_trampoline(void *addr, bool is_write) {
+  return g_fault_target && g_fault_target->handle_fault(addr, is_write);
+}
+
+// Locks are held by threads; this names the calling thread within the rank.
+uint64_t this_thread_token() {
+  static std::atomic<uint64_t> next{1};
+  thread_local uint64_t token = next.fetch_add(1);
+  return token;
+}
+
+MpiTransport *g_abort_transport = nullptr;
+void abort_job(int status) {
+  if (g_abort_transport) g_abort_transport->abort(status);
+}
+
+enum MemoryOp : uint16_t { kFreeRequest = 1, kFreeReply = 2 };
+}  // namespace
+
+Runtime *Runtime::start(int *argc, char ***argv, int *status) {
+  auto *rt = new Runtime();
+  std::string error;
+  if (!rt->init(argc, argv, &error)) {
+    log_error("agora_init failed: %s", error.c_str());
+    *status = -6;
+    return nullptr;  // the partially built runtime is left to process exit
+  }
+  *status = 0;
+  return rt;
+}
+
+bool Runtime::init(int *argc, char ***argv, std::string *error) {
+  // Configuration first: a bad setting must fail before MPI starts.
+  if (!config_from_env(&config_, error, protocol_names())) return false;
+  log_set_debug(config_.debug);
+  if (!transport_.init(argc, argv, error)) return false;
+  log_set_rank(rank());
+  g_abort_transport = &transport_;
+  log_set_abort_hook(abort_job);
+
+  uint64_t page = platform::kPageSize;
+  // Each arena gets a whole number of pages.
+  uint64_t bytes = config_.memory_bytes / (page * 2 * nranks()) * (page * 2 * nranks());
+  if (bytes == 0) {
+    *error = "AGORA_MEMORY is too small for " + std::to_string(nranks()) + " ranks";
+    return false;
+  }
+  if (!platform::vm_reserve(kBase, bytes, &range_, error)) return false;
+  space_.emplace(kBase, bytes, page, nranks());
+  arena_.emplace(space_->arena_first_page(rank()) * page, space_->arena_pages() * page, page);
+  // This rank's arena starts owned here: writable in the application view.
+  platform::vm_protect((void *)space_->addr_of(space_->arena_first_page(rank())),
+                       space_->arena_pages() * page, Access::Write);
+
+  engine_ = protocol_create(config_.protocol, *this);
+  locks_.emplace(*this);
+  barrier_.emplace(*this);
+  reduce_.emplace(*this);
+  g_fault_target = this;
+  if (!platform::fault_handler_install(fault_trampoline, kBase, kBase + bytes)) {
+    *error = "cannot install the SIGSEGV handler";
+    return false;
+  }
+  running_ = true;
+  service_ = std::thread([this] { service_loop(); });
+  log_debug("started: protocol %s, %llu bytes of global memory at %p", engine_->name(),
+            (unsigned long long)bytes, (void *)kBase);
+  return barrier() == 0;
+}
+
+int Runtime::stop() {
+  barrier();
+  // Let every reply this rank still owes leave before the service stops.
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    while (transport_.sends_pending()) poll_locked();
+  }
+  running_ = false;
+  service_.join();
+  report_stats();
+  MPI_Barrier(transport_.world());
+  platform::fault_handler_uninstall();
+  g_fault_target = nullptr;
+  transport_.finalize();
+  g_abort_transport = nullptr;
+  log_set_abort_hook(nullptr);
+  platform::vm_release(&range_);
+  return 0;
+}
+
+void Runtime::report_stats() {
+  std::vector<double> mine = stats_.to_vector();
+  std::vector<double> all(rank() == 0 ? Stats::kFields * nranks() : 0);
+  MPI_Gather(mine.data(), Stats::kFields, MPI_DOUBLE, all.data(), Stats::kFields, MPI_DOUBLE, 0,
+             transport_.world());
+  if (rank() != 0) return;
+  std::vector<Stats> per_rank;
+  for (Rank r = 0; r < nranks(); ++r) per_rank.push_back(Stats::from_vector(&all[r * Stats::kFields]));
+  if (config_.print_stats) {
+    std::string table = stats_report_table(per_rank, config_.protocol);
+    std::fputs(table.c_str(), stderr);
+  }
+  if (!config_.stats_json_path.empty()) {
+    std::ofstream out(config_.stats_json_path);
+    out << stats_report_json(per_rank, config_.protocol);
+    if (!out) log_error("cannot write AGORA_STATS_JSON=%s", config_.stats_json_path.c_str());
+  }
+}
+
+// ---- EngineHost -------------------------------------------------------------
+
+void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
+  header.src = rank();
+  stats_.messages_sent++;
+  stats_.bytes_sent += transport_.send(dst, header, payload);
+}
+
+void Runtime::set_access(PageId page, Access access) {
+  if (!platform::vm_protect((void *)space_->addr_of(page), page_size(), access))
+    fatal("mprotect of page %p to %s failed: %s (too many distinct mappings? raise "
+          "vm.max_map_count)",
+          (void *)space_->addr_of(page), access_name(access), std::strerror(errno));
+}
+
+std::byte *Runtime::frame(PageId page) { return range_.service_view + page * page_size(); }
+
+bool Runtime::page_allocated(PageId page) const {
+  if (page < space_->collective_capacity_pages()) return page < space_->collective_pages_used();
+  return arena_->page_live(page - space_->arena_first_page(rank()));
+}
+
+// ---- message loop -------------------------------------------------------------
+
+int Runtime::poll_locked() {
+  return transport_.poll([this](const MsgHeader &m, Payload p) { dispatch(m, p); });
+}
+
+void Runtime::dispatch(const MsgHeader &m, Payload p) {
+  switch (m.channel) {
+    case Channel::Protocol: engine_->on_message(m, p); break;
+    case Channel::Lock: locks_->on_message(m); break;
+    case Channel::Barrier: barrier_->on_message(m); break;
+    case Channel::Reduce: reduce_->on_message(m, p); break;
+    case Channel::Memory: on_memory_message(m); break;
+    default: fatal("message with unknown channel %u from rank %d", (unsigned)m.channel, m.src);
+  }
+}
+
+void Runtime::wait(Waiter &w) {
+  waiting_threads_.fetch_add(1);
+  unsigned idle = 0;
+  while (!w.done.load(std::memory_order_acquire)) {
+    int got = 0;
+    if (lock_.try_lock()) {
+      got = poll_locked();
+      lock_.unlock();
+    }
+    if (got) {
+      idle = 0;
+    } else if (++idle > 256) {
+      // Nothing to do for a while: another rank may need this core
+      // (oversubscribed runs), so give it up briefly.
+      platform::thread_yield();
+    } else {
+      platform::cpu_relax();
+    }
+  }
+  waiting_threads_.fetch_sub(1);
+}
+
+void Runtime::service_loop() {
+  platform::thread_reduce_timer_slack();
+  double last_activity = platform::now_seconds();
+  uint32_t nap_us = 1;
+  const double spin_window_s = 50e-6;
+  while (running_.load(std::memory_order_relaxed)) {
+    if (waiting_threads_.load(std::memory_order_relaxed) > 0) {
+      // A waiting application thread is polling; stay out of its way.
+      platform::sleep_us(20);
+      continue;
+    }
+    int got = 0;
+    if (lock_.try_lock()) {
+      got = poll_locked();
+      lock_.unlock();
+    }
+    if (got || config_.service == ServiceMode::Poll) {
+      if (got) {
+        last_activity = platform::now_seconds();
+        nap_us = 1;
+      }
+      platform::cpu_relax();
+      continue;
+    }
+    if (platform::now_seconds() - last_activity < spin_window_s) {
+      platform::cpu_relax();
+      continue;
+    }
+    platform::sleep_us(nap_us);
+    nap_us = std::min(nap_us * 2, config_.service_sleep_us);
+  }
+}
+
+// ---- access faults --------------------------------------------------------------
+
+bool Runtime::handle_fault(void *addr, bool is_write) {
+  if (!space_->maybe_allocated((uintptr_t)addr)) return false;  // not ours: crash as usual
+  double t0 = platform::now_seconds();
+  PageId page = space_->page_of((uintptr_t)addr);
+  Waiter w;
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    (is_write ? stats_.write_faults : stats_.read_faults)++;
+    engine_->on_fault(page, is_write ? Access::Write : Access::Read, &w);
+  }
+  wait(w);
+  if (w.status != 0)
+    fatal("%s of %p: no live allocation there (freed, or never allocated by rank %d)",
+          is_write ? "write" : "read", addr, space_->home_of(page));
+  std::lock_guard<std::mutex> g(lock_);
+  stats_.fault_time_s += platform::now_seconds() - t0;
+  return true;
+}
+
+// ---- allocation -------------------------------------------------------------------
+
+void *Runtime::alloc_collective(uint64_t bytes, Placement placement, Rank on_rank) {
+  PageId first = 0, count = 0;
+  bool ok;
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    ok = space_->collective_reserve(bytes, placement, on_rank, &first, &count);
+    if (ok) {
+      // Open this rank's home pages, in runs, before any rank can use them.
+      PageId run = first;
+      bool in_run = false;
+      for (PageId p = first; p <= first + count; ++p) {
+        bool mine = p < first + count && space_->home_of(p) == rank();
+        if (mine && !in_run) {
+          run = p;
+          in_run = true;
+        } else if (!mine && in_run) {
+          platform::vm_protect((void *)space_->addr_of(run), (p - run) * page_size(), Access::Write);
+          in_run = false;
+        }
+      }
+    }
+  }
+  // Every rank must have asked for the same thing; this also keeps any rank
+  // from touching the memory before its homes have opened their pages.
+  int64_t v[8] = {(int64_t)bytes, (int64_t)placement, on_rank, ok,
+                  -(int64_t)bytes, -(int64_t)placement, -on_rank, -(int64_t)ok};
+  std::vector<int64_t> check(v, v + 8);
+  reduce(check.data(), 8, ReduceType::Int64, ReduceOp::Max);
+  if (check[0] != -check[4] || check[1] != -check[5] || check[2] != -check[6])
+    fatal("agora_alloc is collective: ranks called it with different arguments (bytes %lld..%lld, "
+          "placement %lld..%lld, rank %lld..%lld)",
+          (long long)-check[4], (long long)check[0], (long long)-check[5], (long long)check[1],
+          (long long)-check[6], (long long)check[2]);
+  if (!ok) {
+    if (rank() == 0)
+      log_error("agora_alloc(%llu bytes): collective global memory exhausted (%llu of %llu pages "
+                "in use); raise AGORA_MEMORY",
+                (unsigned long long)bytes, (unsigned long long)space_->collective_pages_used(),
+                (unsigned long long)space_->collective_capacity_pages());
+    return nullptr;
+  }
+  return (void *)space_->addr_of(first);
+}
+
+void *Runtime::malloc_local(uint64_t bytes) {
+  std::lock_guard<std::mutex> g(lock_);
+  uint64_t off = arena_->allocate(bytes);
+  if (off == UINT64_MAX) {
+    log_error("agora_malloc(%llu bytes): this rank's global heap is exhausted (%llu bytes free); "
+              "raise AGORA_MEMORY",
+              (unsigned long long)bytes, (unsigned long long)arena_->bytes_free());
+    return nullptr;
+  }
+  return (void *)(space_->base() + off);
+}
+
+int Runtime::free_local(uint64_t offset) {
+  switch (arena_->release(offset)) {
+    case ArenaAllocator::FreeResult::Ok: return 0;
+    case ArenaAllocator::FreeResult::InsideBlock:
+      log_error("agora_free(%p): not the start of an allocation", (void *)(space_->base() + offset));
+      return -5;
+    default:
+      log_error("agora_free(%p): not allocated (double free?)", (void *)(space_->base() + offset));
+      return -5;
+  }
+}
+
+int Runtime::free_any(void *ptr) {
+  uintptr_t addr = (uintptr_t)ptr;
+  if (!ptr) return 0;
+  if (!space_->contains(addr)) {
+    log_error("agora_free(%p): not global memory (use free() for malloc'd memory)", ptr);
+    return -5;
+  }
+  Rank owner = space_->arena_owner(addr);
+  if (owner < 0) {
+    log_error("agora_free(%p): inside a collective allocation; those live until agora_finalize", ptr);
+    return -5;
+  }
+  uint64_t offset = addr - space_->base();
+  if (owner == rank()) {
+    std::lock_guard<std::mutex> g(lock_);
+    return free_local(offset);
+  }
+  Waiter w;
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    send(owner, {Channel::Memory, kFreeRequest, 0, offset, (uint64_t)(uintptr_t)&w, 0});
+  }
+  wait(w);
+  return w.status;
+}
+
+void Runtime::on_memory_message(const MsgHeader &m) {
+  if (m.op == kFreeRequest) {
+    int status = free_local(m.a);
+    send(m.src, {Channel::Memory, kFreeReply, 0, m.a, m.b, (uint64_t)(int64_t)status});
+  } else {
+    reinterpret_cast<Waiter *>(m.b)->complete((int)(int64_t)m.c);
+  }
+}
+
+// ---- synchronisation -------------------------------------------------------------
+
+uint64_t Runtime::create_locks(uint64_t count) {
+  std::lock_guard<std::mutex> g(lock_);
+  uint64_t first = next_lock_id_;
+  next_lock_id_ += count;
+  return first;
+}
+
+int Runtime::lock(uint64_t id) {
+  double t0 = platform::now_seconds();
+  Waiter w;
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    locks_->acquire(id, this_thread_token(), &w);
+  }
+  wait(w);
+  std::lock_guard<std::mutex> g(lock_);
+  stats_.sync_time_s += platform::now_seconds() - t0;
+  return w.status;
+}
+
+int Runtime::unlock(uint64_t id) {
+  std::lock_guard<std::mutex> g(lock_);
+  int status = locks_->release(id, this_thread_token());
+  if (status != 0) log_error("agora_unlock: lock %llu is not held by this thread", (unsigned long long)id);
+  return status;
+}
+
+int Runtime::barrier() {
+  double t0 = platform::now_seconds();
+  Waiter w;
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    barrier_->arrive(&w);
+  }
+  wait(w);
+  std::lock_guard<std::mutex> g(lock_);
+  stats_.sync_time_s += platform::now_seconds() - t0;
+  return w.status;
+}
+
+int Runtime::reduce(void *buf, size_t count, ReduceType type, ReduceOp op) {
+  double t0 = platform::now_seconds();
+  // Work on a private copy: buf may itself be global memory, and touching it
+  // under the lock could fault.
+  std::vector<std::byte> local(count * 8);
+  std::memcpy(local.data(), buf, count * 8);
+  Waiter w;
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    reduce_->start(local.data(), count, type, op, &w);
+  }
+  wait(w);
+  std::memcpy(buf, local.data(), count * 8);
+  std::lock_guard<std::mutex> g(lock_);
+  stats_.sync_time_s += platform::now_seconds() - t0;
+  return w.status;
+}
+
+}  // namespace agora

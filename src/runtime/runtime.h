@@ -1,0 +1,94 @@
+// One rank's runtime: owns the global range, the transport, the protocol
+// engine and the sync services, and is their EngineHost. All component state
+// is guarded by one lock (`lock_`); the application's fast path (a load or
+// store to a page with enough access) never enters here.
+//
+// Service: messages are handled by whichever thread holds the lock and polls:
+// a thread waiting inside the library (fault, lock, barrier) polls itself;
+// when no thread is waiting, the service thread polls, spinning shortly after
+// activity and then napping (AGORA_SERVICE=adaptive) or always spinning
+// (AGORA_SERVICE=poll). See docs/service.md for the measurements.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "common/config.h"
+#include "common/stats.h"
+#include "memory/address_space.h"
+#include "memory/arena_allocator.h"
+#include "platform/platform.h"
+#include "protocol/engine.h"
+#include "sync/barrier_service.h"
+#include "sync/lock_service.h"
+#include "sync/reduce_service.h"
+#include "transport/mpi/mpi_transport.h"
+
+namespace agora {
+
+class Runtime final : public EngineHost {
+ public:
+  static constexpr uintptr_t kBase = 0x200000000000ull;  // 32 TiB: clear of heap, PIE, stacks, mmap
+
+  // Returns nullptr (after printing why) if start-up fails.
+  static Runtime *start(int *argc, char ***argv, int *status);
+  int stop();  // collective; deletes nothing (the caller does)
+
+  // EngineHost
+  Rank rank() const override { return transport_.rank(); }
+  Rank nranks() const override { return transport_.nranks(); }
+  void send(Rank dst, MsgHeader header, Payload payload = {}) override;
+  Stats &stats() override { return stats_; }
+  size_t page_size() const override { return platform::kPageSize; }
+  void set_access(PageId page, Access access) override;
+  std::byte *frame(PageId page) override;
+  Rank home_of(PageId page) const override { return space_->home_of(page); }
+  bool page_allocated(PageId page) const override;
+
+  // API operations (called without the lock held).
+  bool handle_fault(void *addr, bool is_write);
+  void *alloc_collective(uint64_t bytes, Placement placement, Rank rank);
+  void *malloc_local(uint64_t bytes);
+  int free_any(void *ptr);
+  uint64_t create_locks(uint64_t count);
+  int lock(uint64_t id);
+  int unlock(uint64_t id);
+  int barrier();
+  int reduce(void *buf, size_t count, ReduceType type, ReduceOp op);
+  const Config &config() const { return config_; }
+  const AddressSpace &space() const { return *space_; }
+  std::string stats_json() const { return stats_.to_json(); }
+
+ private:
+  Runtime() = default;
+  bool init(int *argc, char ***argv, std::string *error);
+  // Polls until w completes; handles messages meanwhile.
+  void wait(Waiter &w);
+  int poll_locked();  // lock_ held
+  void dispatch(const MsgHeader &m, Payload p);
+  void service_loop();
+  void on_memory_message(const MsgHeader &m);
+  int free_local(uint64_t offset);
+  void report_stats();
+
+  Config config_;
+  MpiTransport transport_;
+  platform::GlobalRange range_;
+  std::optional<AddressSpace> space_;
+  std::optional<ArenaAllocator> arena_;
+  std::unique_ptr<ProtocolEngine> engine_;
+  std::optional<LockService> locks_;
+  std::optional<BarrierService> barrier_;
+  std::optional<ReduceService> reduce_;
+  Stats stats_;
+  uint64_t next_lock_id_ = 0;
+
+  std::mutex lock_;
+  std::thread service_;
+  std::atomic<bool> running_{false};
+  std::atomic<int> waiting_threads_{0};
+};
+
+}  // namespace agora

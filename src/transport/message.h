@@ -1,0 +1,56 @@
+// Active messages: a fixed header naming the receiving component (channel)
+// and operation, with up to three integer arguments, plus an optional
+// payload. Both transports (mpi, sim) deliver messages between one pair of
+// ranks in the order they were sent; different pairs are not ordered.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "common/types.h"
+
+namespace agora {
+
+enum class Channel : uint16_t { Protocol = 1, Lock = 2, Barrier = 3, Reduce = 4, Memory = 5 };
+
+struct MsgHeader {
+  Channel channel;
+  uint16_t op;
+  Rank src;
+  uint64_t a, b, c;
+};
+static_assert(sizeof(MsgHeader) == 32);
+
+struct Payload {
+  const std::byte *data = nullptr;
+  size_t size = 0;
+};
+
+// A blocked caller (faulting thread, lock or barrier waiter). A component
+// completes it; the blocked thread polls `done`.
+struct Waiter {
+  int status = 0;  // 0 or a negative agora_status_t, written before done
+  std::atomic<bool> done{false};
+  void complete(int s) {
+    status = s;
+    done.store(true, std::memory_order_release);
+  }
+};
+
+struct Stats;
+
+// What the runtime (or the simulator) offers the components it drives:
+// protocol engines and sync services. Components never block; they send,
+// and complete waiters.
+class ComponentHost {
+ public:
+  virtual ~ComponentHost() = default;
+  virtual Rank rank() const = 0;
+  virtual Rank nranks() const = 0;
+  // Copies header and payload; the caller may reuse them at once.
+  // header.src is filled in by the host.
+  virtual void send(Rank dst, MsgHeader header, Payload payload = {}) = 0;
+  virtual Stats &stats() = 0;
+};
+
+}  // namespace agora

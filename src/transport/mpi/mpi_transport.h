@@ -1,0 +1,49 @@
+// Active messages over MPI point-to-point: non-blocking sends from a buffer
+// pool, probe-and-receive on one tag of a private communicator (so messages
+// between a pair stay in order). Not thread-safe: the runtime serialises all
+// calls under its lock (MPI_THREAD_SERIALIZED).
+#pragma once
+#include <mpi.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "transport/message.h"
+
+namespace agora {
+
+class MpiTransport {
+ public:
+  // Calls MPI_Init_thread unless MPI is already initialised.
+  bool init(int *argc, char ***argv, std::string *error);
+  void finalize();
+  Rank rank() const { return rank_; }
+  Rank nranks() const { return nranks_; }
+
+  // Returns the bytes put on the wire (header + payload).
+  size_t send(Rank dst, const MsgHeader &header, Payload payload);
+  using Handler = std::function<void(const MsgHeader &, Payload)>;
+  // Completes finished sends and delivers at most `budget` received
+  // messages; returns how many were delivered.
+  int poll(const Handler &deliver, int budget = 16);
+  bool sends_pending() const { return !inflight_.empty(); }
+  // Collective helpers used outside the message loop (init, finalize).
+  MPI_Comm world() const { return world_; }
+  [[noreturn]] void abort(int status);
+
+ private:
+  struct Outgoing {
+    MPI_Request request;
+    std::vector<std::byte> buffer;
+  };
+  MPI_Comm am_ = MPI_COMM_NULL;     // active messages
+  MPI_Comm world_ = MPI_COMM_NULL;  // collectives
+  Rank rank_ = 0, nranks_ = 1;
+  bool we_initialised_ = false;
+  std::vector<Outgoing> inflight_;
+  std::vector<std::vector<std::byte>> spare_;  // recycled send buffers
+  std::vector<std::byte> rx_;
+};
+
+}  // namespace agora

@@ -1,0 +1,92 @@
+// A deterministic in-process cluster: N virtual nodes, each hosting the same
+// protocol engine and sync services the runtime hosts, connected by a
+// network whose delivery order is chosen by a seeded random generator.
+// Messages between one pair of nodes stay in order (as over MPI); between
+// different pairs they are delayed and reordered arbitrarily. A given seed
+// always produces the same run.
+#pragma once
+#include <deque>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/stats.h"
+#include "protocol/engine.h"
+#include "sync/barrier_service.h"
+#include "sync/lock_service.h"
+#include "sync/reduce_service.h"
+
+namespace agora {
+
+class SimCluster;
+
+class SimNode final : public EngineHost {
+ public:
+  SimNode(SimCluster &cluster, Rank rank, const std::string &protocol);
+  Rank rank() const override { return rank_; }
+  Rank nranks() const override;
+  void send(Rank dst, MsgHeader header, Payload payload = {}) override;
+  Stats &stats() override { return stats_; }
+  size_t page_size() const override;
+  void set_access(PageId page, Access access) override { access_[page] = access; }
+  std::byte *frame(PageId page) override { return &frames_[page * page_size()]; }
+  Rank home_of(PageId page) const override;
+  bool page_allocated(PageId) const override { return true; }
+
+  // What the application view of this node would allow (the simulated mprotect).
+  Access access(PageId page) const { return access_[page]; }
+  ProtocolEngine &engine() { return *engine_; }
+  LockService &locks() { return locks_; }
+  BarrierService &barrier() { return barrier_; }
+  ReduceService &reduce() { return reduce_; }
+  void deliver(const MsgHeader &m, Payload p);
+
+ private:
+  SimCluster &cluster_;
+  Rank rank_;
+  Stats stats_;
+  std::vector<std::byte> frames_;
+  std::vector<Access> access_;
+  std::unique_ptr<ProtocolEngine> engine_;
+  LockService locks_;
+  BarrierService barrier_;
+  ReduceService reduce_;
+};
+
+struct SimOptions {
+  int nodes = 4;
+  size_t pages = 8;
+  size_t page_size = 64;  // tiny pages: more sharing, more races per step
+  uint64_t seed = 1;
+  std::string protocol = "sc";
+};
+
+class SimCluster {
+ public:
+  explicit SimCluster(const SimOptions &options);
+  const SimOptions &options() const { return options_; }
+  SimNode &node(Rank r) { return *nodes_[r]; }
+  std::mt19937_64 &rng() { return rng_; }
+
+  void post(Rank src, Rank dst, const MsgHeader &m, Payload p);
+  // Delivers the oldest message of a randomly chosen non-empty channel.
+  bool deliver_one();
+  size_t in_flight() const { return in_flight_; }
+  uint64_t delivered() const { return delivered_; }
+
+ private:
+  struct Packet {
+    MsgHeader header;
+    std::vector<std::byte> payload;
+  };
+  SimOptions options_;
+  std::mt19937_64 rng_;
+  std::vector<std::unique_ptr<SimNode>> nodes_;
+  std::map<std::pair<Rank, Rank>, std::deque<Packet>> channels_;
+  size_t in_flight_ = 0;
+  uint64_t delivered_ = 0;
+};
+
+}  // namespace agora
