@@ -15,6 +15,11 @@ SimNode::SimNode(SimCluster &cluster, Rank rank, const std::string &protocol)
   if (!engine_) fatal("simulator: unknown protocol %s", protocol.c_str());
 }
 
+void SimNode::set_access(PageId page, Access access) {
+  if (cluster_.options().ignore_downgrades && access < access_[page]) return;
+  access_[page] = access;
+}
+
 Rank SimNode::nranks() const { return cluster_.options().nodes; }
 size_t SimNode::page_size() const { return cluster_.options().page_size; }
 Rank SimNode::home_of(PageId page) const {

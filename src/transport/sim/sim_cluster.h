@@ -30,7 +30,7 @@ class SimNode final : public EngineHost {
   void send(Rank dst, MsgHeader header, Payload payload = {}) override;
   Stats &stats() override { return stats_; }
   size_t page_size() const override;
-  void set_access(PageId page, Access access) override { access_[page] = access; }
+  void set_access(PageId page, Access access) override;
   std::byte *frame(PageId page) override { return &frames_[page * page_size()]; }
   Rank home_of(PageId page) const override;
   bool page_allocated(PageId) const override { return true; }
@@ -61,6 +61,9 @@ struct SimOptions {
   size_t page_size = 64;  // tiny pages: more sharing, more races per step
   uint64_t seed = 1;
   std::string protocol = "sc";
+  // Fault injection, to show the testers catch broken coherence: the
+  // simulated mprotect ignores every downgrade, as a buggy platform would.
+  bool ignore_downgrades = false;
 };
 
 class SimCluster {

@@ -1,0 +1,224 @@
+#include "sim/sim_program.h"
+
+#include <cstring>
+#include <deque>
+#include <sstream>
+
+namespace agora::simtest {
+
+namespace {
+
+struct Thread {
+  Rank node = 0;
+  int index = 0;
+  std::vector<Op> ops;
+  size_t pc = 0;
+  uint64_t reg = 0;
+  bool blocked = false;
+  Waiter waiter;
+  bool at_barrier = false;
+  uint64_t barrier_generation = 0;
+};
+
+struct NodeBarrier {
+  int arrived = 0;
+  bool entered = false;  // the node's barrier service has been entered
+  Waiter waiter;
+  uint64_t generation = 0;
+};
+
+std::vector<Op> generate(std::mt19937_64 &rng, const ProgramShape &s, uint64_t words,
+                         uint64_t counter_base, uint64_t &next_value) {
+  std::vector<Op> ops;
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int ph = 0; ph < s.phases; ++ph) {
+    for (int i = 0; i < s.ops_per_phase; ++i) {
+      if (s.locks > 0 && u(rng) < s.lock_fraction) {
+        uint64_t l = rng() % s.locks;
+        ops.push_back({OpKind::Lock, l});
+        ops.push_back({OpKind::ReadToRegister, counter_base + l});
+        ops.push_back({OpKind::WriteRegisterPlusOne, counter_base + l});
+        ops.push_back({OpKind::Unlock, l});
+        continue;
+      }
+      uint64_t w = rng() % counter_base;  // counters are only touched under their lock
+      if (u(rng) < s.write_fraction) ops.push_back({OpKind::Write, w, ++next_value});
+      else ops.push_back({OpKind::Read, w});
+    }
+    ops.push_back({OpKind::Barrier});
+  }
+  (void)words;
+  return ops;
+}
+
+}  // namespace
+
+RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
+                             const ReadOracle &check_read, const WriteObserver &on_write) {
+  const SimOptions &o = cluster.options();
+  const uint64_t words_per_page = o.page_size / 8;
+  const uint64_t words = o.pages * words_per_page;
+  const uint64_t counter_base = words - (uint64_t)shape.locks;
+  auto &rng = cluster.rng();
+  RunResult result;
+
+  std::deque<Thread> threads;  // deque: Waiters must not move
+  uint64_t next_value = 0;
+  for (Rank n = 0; n < o.nodes; ++n)
+    for (int t = 0; t < shape.threads_per_node; ++t) {
+      Thread &th = threads.emplace_back();
+      th.node = n;
+      th.index = t;
+      th.ops = generate(rng, shape, words, counter_base, next_value);
+    }
+  std::deque<NodeBarrier> barriers(o.nodes);
+  std::vector<int> lock_holder(shape.locks, -1);  // thread index, for mutual exclusion
+  std::vector<uint64_t> increments(shape.locks, 0);
+
+  auto fail = [&](const std::string &what) {
+    std::ostringstream s;
+    s << "seed " << o.seed << " (nodes " << o.nodes << ", pages " << o.pages << ", protocol "
+      << o.protocol << "), step " << result.steps << ": " << what;
+    result.ok = false;
+    result.failure = s.str();
+  };
+  auto word_ptr = [&](Rank n, uint64_t w) {
+    return (uint64_t *)(cluster.node(n).frame(w / words_per_page) + (w % words_per_page) * 8);
+  };
+
+  // Returns false if the thread could not make progress (blocked or done).
+  auto step = [&](size_t ti) -> bool {
+    Thread &t = threads[ti];
+    if (t.pc >= t.ops.size()) return false;
+    if (t.blocked) {
+      if (!t.waiter.done.load()) return false;
+      t.blocked = false;
+      if (t.waiter.status != 0) {
+        fail("a waiter completed with status " + std::to_string(t.waiter.status));
+        return false;
+      }
+    }
+    SimNode &node = cluster.node(t.node);
+    Op &op = t.ops[t.pc];
+    auto fault = [&](uint64_t w, Access need) {
+      t.waiter.done = false;
+      t.waiter.status = 0;
+      t.blocked = true;
+      node.engine().on_fault(w / words_per_page, need, &t.waiter);
+    };
+    switch (op.kind) {
+      case OpKind::Read:
+      case OpKind::ReadToRegister: {
+        if (node.access(op.word / words_per_page) < Access::Read) {
+          fault(op.word, Access::Read);
+          return true;
+        }
+        uint64_t v = *word_ptr(t.node, op.word);
+        std::string bad = check_read(t.node, op.word, v);
+        if (!bad.empty()) {
+          fail("node " + std::to_string(t.node) + " thread " + std::to_string(t.index) +
+               " read word " + std::to_string(op.word) + ": " + bad);
+          return false;
+        }
+        if (op.kind == OpKind::ReadToRegister) t.reg = v;
+        break;
+      }
+      case OpKind::Write:
+      case OpKind::WriteRegisterPlusOne: {
+        if (node.access(op.word / words_per_page) < Access::Write) {
+          fault(op.word, Access::Write);
+          return true;
+        }
+        uint64_t v = op.kind == OpKind::Write ? op.value : t.reg + 1;
+        *word_ptr(t.node, op.word) = v;
+        on_write(t.node, op.word, v);
+        if (op.kind == OpKind::WriteRegisterPlusOne) increments[op.word - counter_base]++;
+        break;
+      }
+      case OpKind::Lock:
+        // First visit requests the lock; the visit after the wake-up holds it.
+        if (op.value == 0) {
+          op.value = 1;  // requested
+          t.waiter.done = false;
+          t.blocked = true;
+          node.locks().acquire(op.word, ti, &t.waiter);
+          return true;
+        }
+        if (lock_holder[op.word] != -1) {
+          fail("lock " + std::to_string(op.word) + " granted to thread " + std::to_string(ti) +
+               " while thread " + std::to_string(lock_holder[op.word]) + " holds it");
+          return false;
+        }
+        lock_holder[op.word] = (int)ti;
+        break;
+      case OpKind::Unlock:
+        lock_holder[op.word] = -1;
+        if (node.locks().release(op.word, ti) != 0) {
+          fail("release of lock " + std::to_string(op.word) + " refused");
+          return false;
+        }
+        break;
+      case OpKind::Barrier: {
+        NodeBarrier &nb = barriers[t.node];
+        if (!t.at_barrier) {
+          t.at_barrier = true;
+          t.barrier_generation = nb.generation;
+          nb.arrived++;
+        }
+        if (nb.generation != t.barrier_generation) {  // released
+          t.at_barrier = false;
+          break;
+        }
+        if (nb.arrived == shape.threads_per_node && !nb.entered) {
+          nb.entered = true;
+          nb.waiter.done = false;
+          node.barrier().arrive(&nb.waiter);
+          return true;
+        }
+        if (nb.entered && nb.waiter.done.load()) {
+          nb.entered = false;
+          nb.arrived = 0;
+          nb.generation++;
+          t.at_barrier = false;
+          break;
+        }
+        return false;
+      }
+    }
+    t.pc++;
+    return true;
+  };
+
+  const uint64_t max_steps = 2'000'000;
+  while (result.ok) {
+    bool all_done = true;
+    for (auto &t : threads) all_done &= t.pc >= t.ops.size();
+    if (all_done) break;
+    if (++result.steps > max_steps) {
+      fail("no completion after " + std::to_string(max_steps) + " steps (livelock?)");
+      break;
+    }
+    // Half the time deliver a message, half the time step a random thread;
+    // fall back to the other when one has nothing to do.
+    bool progressed = false;
+    if (cluster.in_flight() && rng() % 2 == 0) progressed = cluster.deliver_one();
+    if (!progressed) {
+      size_t start = rng() % threads.size();
+      for (size_t k = 0; k < threads.size() && !progressed && result.ok; ++k)
+        progressed = step((start + k) % threads.size());
+    }
+    if (!progressed && result.ok) progressed = cluster.deliver_one();
+    if (!progressed && result.ok) fail("deadlock: no thread can run and no message is in flight");
+  }
+  if (result.ok) {
+    for (int l = 0; l < shape.locks; ++l) {
+      // The counter's final value, read through the oracle's view of memory.
+      std::string bad = check_read(-1, counter_base + l, increments[l]);
+      if (!bad.empty()) fail("lock counter " + std::to_string(l) + ": " + bad);
+    }
+  }
+  result.messages = cluster.delivered();
+  return result;
+}
+
+}  // namespace agora::simtest

@@ -1,0 +1,48 @@
+// Random programs run on the simulated cluster, and the scheduler that runs
+// them: virtual threads on every node issue reads, writes, lock-protected
+// increments and barriers; the scheduler interleaves thread steps with
+// message deliveries, all chosen by the seed. Every read is checked by a
+// model-specific oracle (see sim_sc_test.cpp).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "transport/sim/sim_cluster.h"
+
+namespace agora::simtest {
+
+enum class OpKind { Read, Write, Lock, ReadToRegister, WriteRegisterPlusOne, Unlock, Barrier };
+struct Op {
+  OpKind kind;
+  uint64_t word = 0;  // global word index for memory ops; lock id for lock ops
+  uint64_t value = 0;
+};
+
+struct ProgramShape {
+  int threads_per_node = 2;
+  int phases = 4;            // separated by barriers
+  int ops_per_phase = 40;
+  int locks = 2;             // each guards one counter word
+  double lock_fraction = 0.15;
+  double write_fraction = 0.4;
+};
+
+struct RunResult {
+  bool ok = true;
+  std::string failure;       // what went wrong, with the seed, for replay
+  uint64_t steps = 0;
+  uint64_t messages = 0;
+};
+
+// Checks a read: given node, word and the value the node saw, returns an
+// empty string if the model allows it, else a description.
+using ReadOracle = std::function<std::string(Rank node, uint64_t word, uint64_t seen)>;
+using WriteObserver = std::function<void(Rank node, uint64_t word, uint64_t value)>;
+
+// Generates a program for every thread from the cluster's seed and runs it.
+RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
+                             const ReadOracle &check_read, const WriteObserver &on_write);
+
+}  // namespace agora::simtest
