@@ -23,6 +23,12 @@ uint64_t this_thread_token() {
 }
 
 MpiTransport *g_abort_transport = nullptr;
+
+// A rank that exits while the runtime is live leaves its peers waiting on it;
+// say which rank left and how, before mpirun ends the job.
+void report_early_exit(int status, void *) {
+  if (g_fault_target) log_error("exit(%d) called before agora_finalize; the job ends", status);
+}
 void abort_job(int status) {
   if (g_abort_transport) g_abort_transport->abort(status);
 }
@@ -70,6 +76,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   barrier_.emplace(*this);
   reduce_.emplace(*this);
   g_fault_target = this;
+  on_exit(report_early_exit, nullptr);
   if (!platform::fault_handler_install(fault_trampoline, kBase, kBase + bytes)) {
     *error = "cannot install the SIGSEGV handler";
     return false;

@@ -1,0 +1,72 @@
+/* Global allocation on real ranks: collective (same pointer, placement
+ * homes), non-collective from every rank, remote free, and the errors. */
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+
+#define PAGE 4096
+
+int main(int argc, char **argv) {
+    agora_init(&argc, &argv);
+    int me = agora_rank(), np = agora_nranks();
+
+    /* Collective: identical pointer on every rank, page aligned, zeroed. */
+    size_t pages = 4 * (size_t)np;
+    char *blk = agora_alloc(pages * PAGE);
+    int64_t p[2] = {(int64_t)(uintptr_t)blk, -(int64_t)(uintptr_t)blk};
+    agora_reduce(p, 2, AGORA_INT64, AGORA_MAX);
+    CHECK(p[0] == -p[1], "ranks got different pointers");
+    CHECK(((uintptr_t)blk % PAGE) == 0, "not page aligned");
+    CHECK(agora_is_global(blk) && !agora_is_global(&me), "is_global wrong");
+
+    /* Block placement: rank r homes the r-th quarter... r-th 1/N. */
+    for (size_t i = 0; i < pages; i++)
+        CHECK(agora_home_of(blk + i * PAGE) == (int)(i * np / pages), "block page %zu homed on %d", i,
+              agora_home_of(blk + i * PAGE));
+    char *cyc = agora_alloc_placed(pages * PAGE, AGORA_PLACE_CYCLIC, 0);
+    for (size_t i = 0; i < pages; i++)
+        CHECK(agora_home_of(cyc + i * PAGE) == (int)(i % np), "cyclic page %zu homed on %d", i, agora_home_of(cyc + i * PAGE));
+    char *one = agora_alloc_placed(3 * PAGE, AGORA_PLACE_RANK, np - 1);
+    for (int i = 0; i < 3; i++) CHECK(agora_home_of(one + i * PAGE) == np - 1, "rank placement");
+    CHECK(agora_alloc_placed(PAGE, AGORA_PLACE_RANK, np) == NULL, "placement on a rank that does not exist accepted");
+
+    /* Everyone writes its own page, then reads everyone's. */
+    for (size_t i = 0; i < pages; i++) CHECK(blk[i * PAGE] == 0, "not zeroed");
+    agora_barrier(); /* everyone has checked before anyone writes */
+    blk[me * PAGE] = (char)(me + 1);
+    agora_barrier();
+    for (int r = 0; r < np; r++) CHECK(blk[r * PAGE] == r + 1, "page of rank %d holds %d", r, blk[r * PAGE]);
+
+    /* Non-collective: each rank allocates, publishes the pointer; others use it. */
+    long **ptrs = agora_alloc((size_t)np * sizeof(long *));
+    long *mine = agora_malloc(1000 * sizeof(long));
+    CHECK(mine != NULL && agora_home_of(mine) == me, "agora_malloc homed on %d", agora_home_of(mine));
+    for (int i = 0; i < 1000; i++) mine[i] = me * 100000 + i;
+    ptrs[me] = mine;
+    agora_barrier();
+    for (int r = 0; r < np; r++)
+        for (int i = 0; i < 1000; i += 97) CHECK(ptrs[r][i] == r * 100000 + i, "malloc'd data of rank %d", r);
+    agora_barrier();
+    /* Free another rank's block (remote free), then double free it. */
+    long *victim = ptrs[(me + 1) % np];
+    agora_barrier();
+    CHECK(agora_free(victim) == 0, "remote free failed");
+    agora_barrier();
+    CHECK(agora_free(victim) == AGORA_ERR_BAD_POINTER, "double free not detected");
+    CHECK(agora_free(&me) == AGORA_ERR_BAD_POINTER, "free of a stack pointer not detected");
+    CHECK(agora_free(blk) == AGORA_ERR_BAD_POINTER, "free of collective memory not detected");
+    long *x = agora_malloc(64);
+    CHECK(agora_free((char *)x + 8) == AGORA_ERR_BAD_POINTER, "free of an interior pointer not detected");
+    CHECK(agora_free(x) == 0, "free");
+
+    /* Exhaustion: NULL on every rank, and the runtime keeps working. */
+    CHECK(agora_alloc((size_t)1 << 40) == NULL, "1 TiB collective allocation succeeded");
+    CHECK(agora_malloc((size_t)1 << 40) == NULL, "1 TiB agora_malloc succeeded");
+    char *after = agora_alloc(PAGE);
+    CHECK(after != NULL, "allocation after exhaustion failed");
+    agora_barrier();
+    PASS("alloc");
+    agora_finalize();
+    return 0;
+}

@@ -1,0 +1,38 @@
+/* Programs that fail on purpose, for tests/mpi/expect_failure.sh:
+ *   misbehave exit|kill|abort     rank 1 dies that way while the others wait
+ *   misbehave segv                a wild pointer outside global memory
+ *   misbehave unallocated         a global address no allocation covers
+ *   misbehave ok                  does nothing wrong                         */
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+
+int main(int argc, char **argv) {
+    agora_init(&argc, &argv);
+    const char *how = argc > 1 ? argv[1] : "ok";
+    int *data = agora_alloc(4096 * 4);
+    agora_barrier();
+    if (agora_rank() == 1 || agora_nranks() == 1) {
+        if (!strcmp(how, "exit")) exit(3);
+        if (!strcmp(how, "kill")) raise(SIGKILL);
+        if (!strcmp(how, "abort")) abort();
+    }
+    if (agora_rank() == 0) {
+        if (!strcmp(how, "segv")) {
+            volatile uintptr_t address = 16;
+            volatile int *wild = (volatile int *)address;
+            *wild = 1;
+        }
+        if (!strcmp(how, "unallocated")) {
+            /* Past every collective allocation, still inside the global range. */
+            volatile int *beyond = (volatile int *)((uintptr_t)data + 64 * 4096);
+            *beyond = 1;
+        }
+    }
+    data[agora_rank()] = 1;
+    agora_barrier();  /* the survivors wait here for the dead rank */
+    agora_finalize();
+    return 0;
+}
