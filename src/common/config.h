@@ -15,7 +15,7 @@ struct Config {
   bool print_stats = false;             // AGORA_STATS
   std::string stats_json_path;          // AGORA_STATS_JSON
   ServiceMode service = ServiceMode::Adaptive;  // AGORA_SERVICE
-  uint32_t service_sleep_us = 100;      // AGORA_SERVICE_SLEEP_US: longest idle nap of the service thread
+  uint32_t service_sleep_us = 1000;     // AGORA_SERVICE_SLEEP_US: longest idle nap of the service thread
   bool debug = false;                   // AGORA_DEBUG
 };
 

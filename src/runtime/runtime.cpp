@@ -190,13 +190,11 @@ void Runtime::wait(Waiter &w) {
 
 void Runtime::service_loop() {
   platform::thread_reduce_timer_slack();
-  double last_activity = platform::now_seconds();
   uint32_t nap_us = 1;
-  const double spin_window_s = 50e-6;
   while (running_.load(std::memory_order_relaxed)) {
     if (waiting_threads_.load(std::memory_order_relaxed) > 0) {
-      // A waiting application thread is polling; stay out of its way.
-      platform::sleep_us(20);
+      // A waiting application thread polls for this rank; keep off its core.
+      platform::sleep_us(config_.service_sleep_us);
       continue;
     }
     int got = 0;
@@ -204,18 +202,16 @@ void Runtime::service_loop() {
       got = poll_locked();
       lock_.unlock();
     }
-    if (got || config_.service == ServiceMode::Poll) {
-      if (got) {
-        last_activity = platform::now_seconds();
-        nap_us = 1;
-      }
+    if (got) {
+      nap_us = 1;  // busy: come straight back
+      continue;
+    }
+    if (config_.service == ServiceMode::Poll) {
       platform::cpu_relax();
       continue;
     }
-    if (platform::now_seconds() - last_activity < spin_window_s) {
-      platform::cpu_relax();
-      continue;
-    }
+    // Idle: nap, longer each time, so a computing thread on this core loses
+    // little; the first naps after activity are short, for bursts.
     platform::sleep_us(nap_us);
     nap_us = std::min(nap_us * 2, config_.service_sleep_us);
   }
