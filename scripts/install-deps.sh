@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what Agora needs on Debian/Ubuntu, only if it is missing.
+set -eu
+need=()
+command -v cmake >/dev/null || need+=(cmake)
+command -v ninja >/dev/null || need+=(ninja-build)
+command -v g++ >/dev/null || need+=(g++)
+command -v mpirun >/dev/null || need+=(openmpi-bin)
+[ -f /usr/include/x86_64-linux-gnu/openmpi/include/mpi.h ] || [ -f /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h ] || need+=(libopenmpi-dev)
+[ -d /usr/include/gtest ] || need+=(libgtest-dev)
+command -v python3 >/dev/null || need+=(python3)
+python3 -c 'import matplotlib' 2>/dev/null || need+=(python3-matplotlib)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  echo "installing: ${need[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
+fi

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# One command on a fresh Debian machine: install what is missing, build, and
+# run the demo (Jacobi on 1, 2 and 4 ranks, with statistics on 2).
+set -eu
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+for n in 1 2 4; do build/bin/agorarun -n "$n" build/bin/jacobi 512 100; done
+build/bin/agorarun -n 2 --stats build/bin/jacobi 512 100
