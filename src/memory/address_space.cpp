@@ -7,10 +7,11 @@ AddressSpace::AddressSpace(uintptr_t base, uint64_t total_bytes, size_t page_siz
   PageId pages = total_bytes / page_size;
   collective_pages_ = pages / 2;
   arena_pages_ = (pages - collective_pages_) / (PageId)nranks;
+  homes_.reset(new int32_t[collective_pages_]);
 }
 
 Rank AddressSpace::home_of(PageId p) const {
-  if (p < homes_.size()) return homes_[p];
+  if (p < collective_pages_used()) return homes_[p];
   if (p >= collective_pages_) {
     PageId r = (p - collective_pages_) / arena_pages_;
     return r < (PageId)nranks_ ? (Rank)r : -1;
@@ -21,7 +22,7 @@ Rank AddressSpace::home_of(PageId p) const {
 bool AddressSpace::maybe_allocated(uintptr_t addr) const {
   if (!contains(addr)) return false;
   PageId p = page_of(addr);
-  if (p < collective_pages_) return p < homes_.size();
+  if (p < collective_pages_) return p < collective_pages_used();
   return arena_owner(addr) >= 0;
 }
 
@@ -37,8 +38,9 @@ bool AddressSpace::collective_reserve(uint64_t bytes, Placement placement, Rank 
                                       PageId *first, PageId *count) {
   PageId n = (bytes + page_ - 1) / page_;
   if (n == 0) n = 1;
-  if (homes_.size() + n > collective_pages_) return false;
-  *first = homes_.size();
+  PageId used = collective_pages_used();
+  if (used + n > collective_pages_) return false;
+  *first = used;
   *count = n;
   for (PageId i = 0; i < n; ++i) {
     Rank home;
@@ -47,8 +49,9 @@ bool AddressSpace::collective_reserve(uint64_t bytes, Placement placement, Rank 
       case Placement::Cyclic: home = (Rank)(i % (PageId)nranks_); break;
       default: home = rank; break;
     }
-    homes_.push_back(home);
+    homes_[used + i] = home;
   }
+  used_.store(used + n, std::memory_order_release);
   return true;
 }
 

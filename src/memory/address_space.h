@@ -7,9 +7,10 @@
 //
 // Offsets are relative to the base address, which is the same in every rank.
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
-#include <vector>
 
 #include "common/types.h"
 
@@ -38,7 +39,7 @@ class AddressSpace {
   // the first page, or false if the collective region is exhausted.
   bool collective_reserve(uint64_t bytes, Placement placement, Rank rank, PageId *first,
                           PageId *count);
-  uint64_t collective_pages_used() const { return homes_.size(); }
+  uint64_t collective_pages_used() const { return used_.load(std::memory_order_acquire); }
   uint64_t collective_capacity_pages() const { return collective_pages_; }
 
   PageId arena_first_page(Rank r) const { return collective_pages_ + (PageId)r * arena_pages_; }
@@ -52,7 +53,11 @@ class AddressSpace {
   Rank nranks_;
   PageId collective_pages_;
   PageId arena_pages_;
-  std::vector<int32_t> homes_;  // home of each collective page in use
+  // Home of each collective page. Sized once (untouched memory until used)
+  // so that fault handlers on other threads may read it while a collective
+  // allocation appends: entries are written before used_ is published.
+  std::unique_ptr<int32_t[]> homes_;
+  std::atomic<PageId> used_{0};
 };
 
 }  // namespace agora
