@@ -352,17 +352,21 @@ uint64_t Runtime::create_locks(uint64_t count) {
   return first;
 }
 
-int Runtime::lock(uint64_t id) {
+int Runtime::timed_sync(const std::function<void(Waiter *)> &start) {
   double t0 = platform::now_seconds();
   Waiter w;
   {
     std::lock_guard<std::mutex> g(lock_);
-    locks_->acquire(id, this_thread_token(), &w);
+    start(&w);
   }
   wait(w);
   std::lock_guard<std::mutex> g(lock_);
   stats_.sync_time_s += platform::now_seconds() - t0;
   return w.status;
+}
+
+int Runtime::lock(uint64_t id) {
+  return timed_sync([&](Waiter *w) { locks_->acquire(id, this_thread_token(), w); });
 }
 
 int Runtime::unlock(uint64_t id) {
@@ -373,34 +377,17 @@ int Runtime::unlock(uint64_t id) {
 }
 
 int Runtime::barrier() {
-  double t0 = platform::now_seconds();
-  Waiter w;
-  {
-    std::lock_guard<std::mutex> g(lock_);
-    barrier_->arrive(&w);
-  }
-  wait(w);
-  std::lock_guard<std::mutex> g(lock_);
-  stats_.sync_time_s += platform::now_seconds() - t0;
-  return w.status;
+  return timed_sync([&](Waiter *w) { barrier_->arrive(w); });
 }
 
 int Runtime::reduce(void *buf, size_t count, ReduceType type, ReduceOp op) {
-  double t0 = platform::now_seconds();
   // Work on a private copy: buf may itself be global memory, and touching it
   // under the lock could fault.
   std::vector<std::byte> local(count * 8);
   std::memcpy(local.data(), buf, count * 8);
-  Waiter w;
-  {
-    std::lock_guard<std::mutex> g(lock_);
-    reduce_->start(local.data(), count, type, op, &w);
-  }
-  wait(w);
+  int status = timed_sync([&](Waiter *w) { reduce_->start(local.data(), count, type, op, w); });
   std::memcpy(buf, local.data(), count * 8);
-  std::lock_guard<std::mutex> g(lock_);
-  stats_.sync_time_s += platform::now_seconds() - t0;
-  return w.status;
+  return status;
 }
 
 }  // namespace agora

@@ -10,6 +10,7 @@
 // (AGORA_SERVICE=poll). See docs/service.md for the measurements.
 #pragma once
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -66,6 +67,8 @@ class Runtime final : public EngineHost {
   bool init(int *argc, char ***argv, std::string *error);
   // Polls until w completes; handles messages meanwhile.
   void wait(Waiter &w);
+  // Starts a sync operation under the lock, waits for it, adds the time to sync_time_s.
+  int timed_sync(const std::function<void(Waiter *)> &start);
   int poll_locked();  // lock_ held
   void dispatch(const MsgHeader &m, Payload p);
   void service_loop();
