@@ -118,8 +118,12 @@ int main(int argc, char **argv) {
 
   agora_init(&argc, &argv);
 
-  // Remote read fault: cold pages homed on rank 1, rank 0 reads one word each.
+  // Remote read fault: pages homed on rank 1, which initialises them (as an
+  // owner-computes program does), cold on rank 0, which reads one word each.
   char *far = (char *)agora_alloc_placed(reps * kPage, AGORA_PLACE_RANK, 1);
+  if (me == 1)
+    for (int i = 0; i < reps; ++i) far[i * kPage] = 1;
+  agora_barrier();
   std::vector<double> read_us;
   if (me == 0)
     for (int i = 0; i < reps; ++i) {
@@ -132,6 +136,9 @@ int main(int argc, char **argv) {
   // Invalidating write: pages homed on rank 0, read by rank 1 (a shared copy
   // there), then written by rank 0, which must invalidate rank 1's copy.
   char *near = (char *)agora_alloc_placed(reps * kPage, AGORA_PLACE_RANK, 0);
+  if (me == 0)
+    for (int i = 0; i < reps; ++i) near[i * kPage] = 0;
+  agora_barrier();
   if (me == 1)
     for (int i = 0; i < reps; ++i) g_sink = *(volatile char *)(near + i * kPage);
   agora_barrier();
@@ -170,6 +177,8 @@ int main(int argc, char **argv) {
   // thread takes from its core.
   int busy_reps = std::min(reps, 500);
   char *busy = (char *)agora_alloc_placed(busy_reps * kPage, AGORA_PLACE_RANK, 1);
+  if (me == 1)
+    for (int i = 0; i < busy_reps; ++i) busy[i * kPage] = 1;
   std::vector<double> busy_us, idle_compute, serving_compute;
   agora_barrier();
   if (me == 1) {
