@@ -1,0 +1,626 @@
+/* shm.h -- one shared-memory programming interface, two implementations.
+ *
+ * Every benchmark program is written once against the SHM_* macros below and
+ * compiled twice (as paper 000 did with its macro layer):
+ *
+ *   -DSHM_AGORA     one SPMD worker per MPI rank, global memory from Agora.
+ *   -DSHM_PTHREADS  one process; main() spawns P threads that each run the same
+ *                   SPMD worker with id 0..P-1 (P from "-p P", "--threads P"
+ *                   or the environment variable BENCH_THREADS; default 2).
+ *
+ * The programming model is the intersection of the two: SPMD workers, with
+ * collective allocation (every worker calls SHM_ALLOC with the same size in the
+ * same order and gets the same pointer), locks, barriers and all-reduce.
+ * Program globals are *not* shared under Agora (every rank is a process), so
+ * programs keep shared pointers in locals and only share memory obtained from
+ * SHM_ALLOC.
+ *
+ * Typical main():
+ *
+ *     int main(int argc, char **argv) {
+ *         SHM_INIT(&argc, &argv);          // agora_init / parse -p
+ *         ... parse the program's own arguments into a read-only config ...
+ *         int rc = SHM_RUN(worker, &cfg);  // run the SPMD worker(s)
+ *         SHM_FINISH();                    // agora_finalize
+ *         return rc;
+ *     }
+ *
+ * This header must be included before any system header (it selects
+ * _GNU_SOURCE for clock_gettime, pthread barriers and mmap). */
+#ifndef BENCH_SHM_H
+#define BENCH_SHM_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(SHM_AGORA) == defined(SHM_PTHREADS)
+#error "compile with exactly one of -DSHM_AGORA or -DSHM_PTHREADS"
+#endif
+
+#define SHM_PAGE_SIZE 4096
+#define SHM_MAX_PROCS 256
+/* Largest number of elements combined per round of the pthreads all-reduce;
+ * longer buffers are reduced in chunks. */
+#define SHM_REDUCE_CHUNK 32
+
+typedef int (*shm_worker_fn)(void *arg);
+
+enum shm_type { SHM_T_INT64 = 0, SHM_T_DOUBLE = 1 };
+enum shm_op { SHM_OP_SUM = 0, SHM_OP_MIN = 1, SHM_OP_MAX = 2 };
+
+/* Statistics of the Agora runtime captured around the timed kernel, so that
+ * per-iteration counts exclude initialisation and validation. The names are
+ * the keys of the runtime's statistics JSON. */
+#define SHM_NSTATS 11
+static const char *const shm_stat_names[SHM_NSTATS] = {
+    "read_faults",        "write_faults",       "pages_fetched",
+    "invalidations_sent", "invalidations_received", "messages_sent",
+    "bytes_sent",         "lock_acquires",      "barriers",
+    "fault_time_s",       "sync_time_s"};
+
+static inline void shm_die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(2);
+}
+
+/* Remove "-p N" / "--threads N" / "--threads=N" from argv (both builds accept
+ * it so that command lines are interchangeable). Returns N or 0 if absent. */
+static inline int shm__strip_threads_arg(int *argc, char ***argv)
+{
+    int n = 0, out = 1;
+    char **av = *argv;
+    for (int i = 1; i < *argc; i++) {
+        if ((strcmp(av[i], "-p") == 0 || strcmp(av[i], "--threads") == 0) && i + 1 < *argc) {
+            n = atoi(av[++i]);
+        } else if (strncmp(av[i], "--threads=", 10) == 0) {
+            n = atoi(av[i] + 10);
+        } else {
+            av[out++] = av[i];
+        }
+    }
+    *argc = out;
+    av[out] = NULL;
+    return n;
+}
+
+/* Page-granular home of byte `off` of an allocation of `total` bytes under
+ * block placement: rank r homes pages [r*np/N, (r+1)*np/N). Used by the
+ * pthreads build (and as the Agora fallback) to decompose work exactly like
+ * Agora's default placement does. */
+static inline int shm__block_home(size_t off, size_t total, int nprocs)
+{
+    size_t np = (total + SHM_PAGE_SIZE - 1) / SHM_PAGE_SIZE;
+    size_t page = off / SHM_PAGE_SIZE;
+    int r = (int)((page * (size_t)nprocs) / (np ? np : 1));
+    /* correct the estimate against the exact start formula */
+    while (r + 1 < nprocs && (size_t)(r + 1) * np / (size_t)nprocs <= page)
+        r++;
+    while (r > 0 && (size_t)r * np / (size_t)nprocs > page)
+        r--;
+    return r;
+}
+
+/* ======================================================================= */
+#ifdef SHM_AGORA
+/* ======================================================================= */
+#include <agora/agora.h>
+
+typedef agora_lock_t shm_lock_t;
+#define SHM_TLS /* one worker per process: plain statics are private */
+#define SHM_BACKEND "agora"
+
+static inline int shm_id(void) { return agora_rank(); }
+static inline int shm_nprocs(void) { return agora_nranks(); }
+static inline double shm_time(void) { return agora_wtime(); }
+static inline void shm_barrier(void) { agora_barrier(); }
+static inline void *shm_alloc(size_t bytes) { return agora_alloc(bytes); }
+static inline shm_lock_t *shm_lock_create(void) { return agora_lock_create(); }
+static inline shm_lock_t *shm_lock_array_create(size_t n) { return agora_lock_array_create(n); }
+static inline void shm_lock(shm_lock_t *l) { agora_lock(l); }
+static inline void shm_unlock(shm_lock_t *l) { agora_unlock(l); }
+static inline const char *shm_protocol(void) { return agora_protocol_name(); }
+
+static inline void shm_reduce(void *buf, size_t count, enum shm_type t, enum shm_op op)
+{
+    agora_reduce(buf, count, t == SHM_T_DOUBLE ? AGORA_DOUBLE : AGORA_INT64,
+                 op == SHM_OP_SUM ? AGORA_SUM : op == SHM_OP_MIN ? AGORA_MIN : AGORA_MAX);
+}
+
+static double shm__t_start; /* end of SHM_INIT, for total_s */
+
+static inline void shm_init(int *argc, char ***argv)
+{
+    if (agora_init(argc, argv) != AGORA_OK)
+        shm_die("agora_init failed");
+    int p = shm__strip_threads_arg(argc, argv);
+    if (p > 0 && p != agora_nranks() && agora_rank() == 0)
+        fprintf(stderr, "bench: note: -p %d ignored, running on %d Agora ranks\n", p,
+                agora_nranks());
+    shm__t_start = agora_wtime();
+}
+
+static inline int shm_run(shm_worker_fn fn, void *arg) { return fn(arg); }
+static inline void shm_finish(void) { agora_finalize(); }
+
+/* Home rank of byte `off` of the allocation at `base` (of `total` bytes). */
+static inline int shm__home(const void *base, size_t off, size_t total)
+{
+    int h = agora_home_of((const char *)base + off);
+    if (h < 0) /* runtime cannot tell: assume the documented block placement */
+        h = shm__block_home(off, total, agora_nranks());
+    return h;
+}
+
+/* Snapshot this rank's statistics counters (values of shm_stat_names). The
+ * runtime's JSON is scanned for "name": number; missing keys read as 0. */
+static inline void shm__stats_snapshot(double out[SHM_NSTATS])
+{
+    char buf[8192];
+    agora_stats_json(buf, sizeof buf);
+    buf[sizeof buf - 1] = '\0';
+    for (int k = 0; k < SHM_NSTATS; k++) {
+        char key[64];
+        snprintf(key, sizeof key, "\"%s\"", shm_stat_names[k]);
+        const char *p = strstr(buf, key);
+        out[k] = 0.0;
+        if (!p)
+            continue;
+        p += strlen(key);
+        while (*p == ' ' || *p == ':' || *p == '\t' || *p == '\n')
+            p++;
+        out[k] = strtod(p, NULL);
+    }
+}
+
+/* ======================================================================= */
+#else /* SHM_PTHREADS */
+/* ======================================================================= */
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define SHM_CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define SHM_CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define SHM_CPU_RELAX() ((void)0)
+#endif
+
+typedef pthread_mutex_t shm_lock_t;
+#define SHM_TLS _Thread_local
+#define SHM_BACKEND "pthreads"
+
+/* Process-wide state shared by the worker threads. */
+static struct {
+    int nprocs;
+    /* Barrier: spin briefly, then sleep on a futex -- what OpenMP runtimes
+     * do, and comparable to Agora's barrier, whose ranks poll before napping.
+     * A plain pthread_barrier_t puts every waiter to sleep at once, which on
+     * a loaded machine costs a scheduler round trip per barrier. Set
+     * BENCH_PTHREAD_BARRIER=1 to use pthread_barrier_wait instead. */
+    int use_pthread_barrier;
+    pthread_barrier_t barrier;
+    unsigned arrived;        /* atomic: workers at the current barrier */
+    unsigned generation;     /* atomic: completed barriers (futex word) */
+    unsigned sleepers;       /* atomic: workers that may sleep on the futex */
+    void *volatile publish; /* thread 0 -> all: result of a collective call */
+    /* all-reduce slots, double-buffered so that one barrier per reduce
+     * suffices: round k+2 reuses round k's buffer only after every thread has
+     * passed round k+1's barrier, i.e. finished reading round k. */
+    uint64_t slots[2][SHM_MAX_PROCS][SHM_REDUCE_CHUNK];
+} shm__g;
+
+static _Thread_local int shm__tid;         /* worker id; 0 in main() */
+static _Thread_local unsigned shm__round;  /* all-reduce round counter */
+static double shm__t_start;
+
+static inline int shm_id(void) { return shm__tid; }
+static inline int shm_nprocs(void) { return shm__g.nprocs; }
+static inline const char *shm_protocol(void) { return "pthreads"; }
+
+static inline double shm_time(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static inline void shm_barrier(void)
+{
+    if (shm__g.use_pthread_barrier) {
+        pthread_barrier_wait(&shm__g.barrier);
+        return;
+    }
+    unsigned gen = __atomic_load_n(&shm__g.generation, __ATOMIC_ACQUIRE);
+    if (__atomic_add_fetch(&shm__g.arrived, 1, __ATOMIC_ACQ_REL) == (unsigned)shm__g.nprocs) {
+        /* last to arrive: reset the count, then release the others (the
+         * count is reset before anyone can observe the new generation) */
+        __atomic_store_n(&shm__g.arrived, 0, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&shm__g.generation, 1, __ATOMIC_SEQ_CST);
+        /* seq_cst pairs with the sleepers' increment: either we see them or
+         * they see the new generation and do not sleep */
+        if (__atomic_load_n(&shm__g.sleepers, __ATOMIC_SEQ_CST))
+            syscall(SYS_futex, &shm__g.generation, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+        return;
+    }
+    for (int i = 0; i < 20000; i++) { /* about 0.1-1 ms */
+        if (__atomic_load_n(&shm__g.generation, __ATOMIC_ACQUIRE) != gen)
+            return;
+        SHM_CPU_RELAX();
+    }
+    __atomic_add_fetch(&shm__g.sleepers, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&shm__g.generation, __ATOMIC_SEQ_CST) == gen)
+        syscall(SYS_futex, &shm__g.generation, FUTEX_WAIT_PRIVATE, gen, NULL, NULL, 0);
+    __atomic_sub_fetch(&shm__g.sleepers, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Collective: thread 0 maps zero-filled, page-aligned memory (like
+ * agora_alloc; anonymous mmap leaves first touch to the owning thread) and a
+ * barrier publishes the pointer. */
+static inline void *shm_alloc(size_t bytes)
+{
+    if (shm__tid == 0) {
+        void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        shm__g.publish = (p == MAP_FAILED) ? NULL : p;
+    }
+    shm_barrier();
+    void *p = shm__g.publish;
+    shm_barrier(); /* nobody may overwrite publish before all have read it */
+    return p;
+}
+
+static inline shm_lock_t *shm_lock_array_create(size_t n)
+{
+    if (shm__tid == 0) {
+        pthread_mutex_t *m = malloc(n * sizeof *m);
+        if (!m)
+            shm_die("out of memory for locks");
+        for (size_t i = 0; i < n; i++)
+            pthread_mutex_init(&m[i], NULL);
+        shm__g.publish = m;
+    }
+    shm_barrier();
+    shm_lock_t *l = shm__g.publish;
+    shm_barrier();
+    return l;
+}
+static inline shm_lock_t *shm_lock_create(void) { return shm_lock_array_create(1); }
+static inline void shm_lock(shm_lock_t *l) { pthread_mutex_lock(l); }
+static inline void shm_unlock(shm_lock_t *l) { pthread_mutex_unlock(l); }
+
+/* All-reduce in place. Every thread combines the slots in thread order, so
+ * every thread gets the same bits, as agora_reduce combines in rank order. */
+static inline void shm_reduce(void *buf, size_t count, enum shm_type t, enum shm_op op)
+{
+    for (size_t base = 0; base < count; base += SHM_REDUCE_CHUNK) {
+        size_t n = count - base < SHM_REDUCE_CHUNK ? count - base : SHM_REDUCE_CHUNK;
+        unsigned g = shm__round++ & 1u;
+        char *b = (char *)buf + base * 8;
+        memcpy(shm__g.slots[g][shm__tid], b, n * 8);
+        shm_barrier();
+        for (size_t i = 0; i < n; i++) {
+            if (t == SHM_T_DOUBLE) {
+                double acc, v;
+                memcpy(&acc, &shm__g.slots[g][0][i], 8);
+                for (int r = 1; r < shm__g.nprocs; r++) {
+                    memcpy(&v, &shm__g.slots[g][r][i], 8);
+                    acc = op == SHM_OP_SUM ? acc + v : op == SHM_OP_MIN ? fmin(acc, v) : fmax(acc, v);
+                }
+                memcpy(b + i * 8, &acc, 8);
+            } else {
+                int64_t acc, v;
+                memcpy(&acc, &shm__g.slots[g][0][i], 8);
+                for (int r = 1; r < shm__g.nprocs; r++) {
+                    memcpy(&v, &shm__g.slots[g][r][i], 8);
+                    acc = op == SHM_OP_SUM ? acc + v : op == SHM_OP_MIN ? (v < acc ? v : acc)
+                                                                        : (v > acc ? v : acc);
+                }
+                memcpy(b + i * 8, &acc, 8);
+            }
+        }
+    }
+}
+
+static inline void shm_init(int *argc, char ***argv)
+{
+    int p = shm__strip_threads_arg(argc, argv);
+    if (p <= 0) {
+        const char *e = getenv("BENCH_THREADS");
+        p = e ? atoi(e) : 0;
+    }
+    if (p <= 0)
+        p = 2;
+    if (p > SHM_MAX_PROCS)
+        shm_die("at most %d threads", SHM_MAX_PROCS);
+    shm__g.nprocs = p;
+    const char *pb = getenv("BENCH_PTHREAD_BARRIER");
+    shm__g.use_pthread_barrier = pb && *pb && strcmp(pb, "0") != 0;
+    pthread_barrier_init(&shm__g.barrier, NULL, (unsigned)p);
+    shm__t_start = shm_time();
+}
+
+struct shm__thread_arg {
+    int id;
+    shm_worker_fn fn;
+    void *arg;
+    int rc;
+};
+
+static inline void *shm__thread_main(void *p)
+{
+    struct shm__thread_arg *a = p;
+    shm__tid = a->id;
+    a->rc = a->fn(a->arg);
+    return NULL;
+}
+
+/* Spawn P workers (worker 0 on its own thread too, so that every worker has a
+ * fresh thread-local state) and return worker 0's exit code. */
+static inline int shm_run(shm_worker_fn fn, void *arg)
+{
+    int p = shm__g.nprocs;
+    pthread_t th[SHM_MAX_PROCS];
+    struct shm__thread_arg a[SHM_MAX_PROCS];
+    for (int i = 0; i < p; i++) {
+        a[i] = (struct shm__thread_arg){i, fn, arg, 0};
+        if (pthread_create(&th[i], NULL, shm__thread_main, &a[i]) != 0)
+            shm_die("pthread_create failed");
+    }
+    for (int i = 0; i < p; i++)
+        pthread_join(th[i], NULL);
+    return a[0].rc;
+}
+
+static inline void shm_finish(void) { pthread_barrier_destroy(&shm__g.barrier); }
+
+static inline int shm__home(const void *base, size_t off, size_t total)
+{
+    (void)base;
+    return shm__block_home(off, total, shm__g.nprocs);
+}
+
+static inline void shm__stats_snapshot(double out[SHM_NSTATS])
+{
+    for (int k = 0; k < SHM_NSTATS; k++)
+        out[k] = 0.0;
+}
+
+#endif /* SHM_PTHREADS */
+
+/* ======================================================================= */
+/* Common helpers built on the primitives above.                          */
+/* ======================================================================= */
+
+#define SHM_INIT(pargc, pargv) shm_init((pargc), (pargv))
+#define SHM_RUN(fn, arg) shm_run((fn), (arg))
+#define SHM_FINISH() shm_finish()
+#define SHM_ID() shm_id()
+#define SHM_NPROCS() shm_nprocs()
+#define SHM_TIME() shm_time()
+#define SHM_ALLOC(bytes) shm_alloc(bytes)
+#define SHM_BARRIER() shm_barrier()
+#define SHM_LOCK_DECL(name) shm_lock_t *name
+#define SHM_LOCK_CREATE() shm_lock_create()
+#define SHM_LOCK_ARRAY_CREATE(n) shm_lock_array_create(n)
+#define SHM_LOCK(l) shm_lock(l)
+#define SHM_UNLOCK(l) shm_unlock(l)
+#define SHM_REDUCE_SUM_DOUBLE(buf, n) shm_reduce((buf), (n), SHM_T_DOUBLE, SHM_OP_SUM)
+#define SHM_REDUCE_MIN_DOUBLE(buf, n) shm_reduce((buf), (n), SHM_T_DOUBLE, SHM_OP_MIN)
+#define SHM_REDUCE_MAX_DOUBLE(buf, n) shm_reduce((buf), (n), SHM_T_DOUBLE, SHM_OP_MAX)
+#define SHM_REDUCE_SUM_INT64(buf, n) shm_reduce((buf), (n), SHM_T_INT64, SHM_OP_SUM)
+#define SHM_REDUCE_MIN_INT64(buf, n) shm_reduce((buf), (n), SHM_T_INT64, SHM_OP_MIN)
+#define SHM_REDUCE_MAX_INT64(buf, n) shm_reduce((buf), (n), SHM_T_INT64, SHM_OP_MAX)
+
+/* Collective allocation that aborts the program if memory is exhausted. */
+static inline void *shm_alloc_or_die(size_t bytes, const char *what)
+{
+    void *p = shm_alloc(bytes);
+    if (!p)
+        shm_die("worker %d: cannot allocate %zu bytes for %s", shm_id(), bytes, what);
+    return p;
+}
+
+/* Owner-computes decomposition. Items [0, nitems) of `item_bytes` each live
+ * in the allocation at `base`; worker `id` gets the items [*lo, *hi) whose
+ * first byte its process homes under the allocation's placement (Agora's
+ * default block placement: rank r homes the r-th 1/N of the pages). The
+ * boundaries are computed for every worker from the same data, so the ranges
+ * always partition [0, nitems) even if a rank homes nothing. Work decomposed
+ * this way touches only local pages except at the boundaries. */
+static inline void shm_owned_range(const void *base, size_t nitems, size_t item_bytes,
+                                   int id, size_t *lo, size_t *hi)
+{
+    int np = shm_nprocs();
+    size_t total = nitems * item_bytes;
+    size_t prev = 0;
+    *lo = *hi = 0;
+    for (int r = 0; r <= id + 1; r++) {
+        size_t b;
+        if (r == 0)
+            b = 0;
+        else if (r == np)
+            b = nitems;
+        else {
+            /* first item whose home is >= r (homes are non-decreasing) */
+            size_t a = 0, z = nitems;
+            while (a < z) {
+                size_t m = a + (z - a) / 2;
+                if (shm__home(base, m * item_bytes, total) >= r)
+                    z = m;
+                else
+                    a = m + 1;
+            }
+            b = a;
+        }
+        if (b < prev)
+            b = prev; /* keep the ranges a partition whatever the runtime says */
+        if (r == id)
+            *lo = b;
+        if (r == id + 1) {
+            *hi = b;
+            return;
+        }
+        prev = b;
+    }
+}
+
+/* Even split of n items over the workers (for work that is not tied to a
+ * particular array, e.g. EP's batches). */
+static inline void shm_even_range(size_t n, int id, size_t *lo, size_t *hi)
+{
+    int np = shm_nprocs();
+    *lo = n * (size_t)id / (size_t)np;
+    *hi = n * (size_t)(id + 1) / (size_t)np;
+}
+
+/* ---- timing of the steady-state kernel --------------------------------- */
+static SHM_TLS double shm__k_t0;
+static SHM_TLS double shm__k_time;
+static SHM_TLS double shm__k_stats0[SHM_NSTATS];
+static SHM_TLS double shm__k_stats[SHM_NSTATS];
+
+/* Collective. Starts the timed region after a barrier. */
+static inline void shm_kernel_begin(void)
+{
+    shm_barrier();
+    shm__stats_snapshot(shm__k_stats0);
+    shm__k_t0 = shm_time();
+}
+
+/* Collective. Ends the timed region (after a barrier, so the slowest worker
+ * counts) and returns its length in seconds. */
+static inline double shm_kernel_end(void)
+{
+    shm_barrier();
+    double t = shm_time();
+    shm__k_time = t - shm__k_t0;
+    shm__stats_snapshot(shm__k_stats);
+    for (int k = 0; k < SHM_NSTATS; k++)
+        shm__k_stats[k] -= shm__k_stats0[k];
+    return shm__k_time;
+}
+
+/* Collective. Prints the one machine-readable result line from worker 0:
+ *   BENCH_RESULT {"program":..,"variant":..,"size":..,"figure":..,
+ *                 "figure_unit":..,"time_s":..,"iterations":..,"valid":..,...}
+ * `valid` matters only on worker 0 (validation runs there). Returns the
+ * process exit code: 1 if invalid, else 0. `extra` is either NULL or extra
+ * JSON members without braces, e.g. "\"nodes\":123". */
+static inline int shm_report(const char *program, const char *variant, const char *size,
+                             double figure, const char *unit, double time_s,
+                             long iterations, int valid, const char *extra)
+{
+    double st[SHM_NSTATS];
+    memcpy(st, shm__k_stats, sizeof st);
+    shm_reduce(st, SHM_NSTATS, SHM_T_DOUBLE, SHM_OP_SUM); /* totals over ranks */
+    if (shm_id() != 0)
+        return 0;
+    double total = shm_time() - shm__t_start;
+    printf("BENCH_RESULT {\"program\":\"%s\",\"variant\":\"%s\",\"size\":\"%s\","
+           "\"figure\":%.6g,\"figure_unit\":\"%s\",\"time_s\":%.6f,\"iterations\":%ld,"
+           "\"valid\":%s,\"backend\":\"%s\",\"protocol\":\"%s\",\"nprocs\":%d,"
+           "\"total_s\":%.6f",
+           program, variant, size, isfinite(figure) ? figure : 0.0, unit, time_s,
+           iterations, valid ? "true" : "false", SHM_BACKEND, shm_protocol(), shm_nprocs(),
+           total);
+#ifdef SHM_AGORA
+    printf(",\"kernel_stats\":{");
+    for (int k = 0; k < SHM_NSTATS; k++)
+        printf("%s\"%s\":%.9g", k ? "," : "", shm_stat_names[k], st[k]);
+    printf("}");
+#endif
+    if (extra && *extra)
+        printf(",%s", extra);
+    printf("}\n");
+    fflush(stdout);
+    return valid ? 0 : 1;
+}
+
+/* ---- validation helpers ------------------------------------------------- */
+
+/* |a-b| / max(|a|,|b|, tiny): relative difference used by the checks. */
+static inline double shm_rel_diff(double a, double b)
+{
+    double d = fabs(a - b), m = fmax(fabs(a), fabs(b));
+    return m > 1e-300 ? d / m : d;
+}
+
+/* Compare two arrays; print the worst mismatch to stderr and return 0 if any
+ * element differs by more than rtol (relative) and atol (absolute). */
+static inline int shm_check_array(const char *what, const double *got, const double *want,
+                                  size_t n, double rtol, double atol)
+{
+    size_t bad = 0, worst = 0;
+    double worst_err = -1.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs(got[i] - want[i]);
+        int ok = d <= atol || d <= rtol * fmax(fabs(got[i]), fabs(want[i]));
+        if (!ok || got[i] != got[i]) {
+            if (bad == 0 || d > worst_err) {
+                worst = i;
+                worst_err = d;
+            }
+            bad++;
+        }
+    }
+    if (bad) {
+        fprintf(stderr,
+                "VALIDATION FAILED: %s: %zu of %zu elements differ; worst at [%zu]: got %.17g "
+                "expected %.17g (rtol %g, atol %g)\n",
+                what, bad, n, worst, got[worst], want[worst], rtol, atol);
+        return 0;
+    }
+    return 1;
+}
+
+static inline int shm_check_scalar(const char *what, double got, double want, double rtol)
+{
+    if (!(shm_rel_diff(got, want) <= rtol)) {
+        fprintf(stderr, "VALIDATION FAILED: %s: got %.17g expected %.17g (rel diff %.3g > %g)\n",
+                what, got, want, shm_rel_diff(got, want), rtol);
+        return 0;
+    }
+    return 1;
+}
+
+/* Small argument parser helpers. */
+static inline int shm_arg_is(const char *a, const char *s1, const char *s2)
+{
+    return strcmp(a, s1) == 0 || (s2 && strcmp(a, s2) == 0);
+}
+
+/* SplitMix64: a tiny, good, seedable generator for reproducible inputs that
+ * do not depend on the number of workers. */
+static inline uint64_t shm_mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+/* Uniform double in [0,1) from a 64-bit hash. */
+static inline double shm_u01(uint64_t h) { return (double)(h >> 11) * (1.0 / 9007199254740992.0); }
+
+#endif /* BENCH_SHM_H */
