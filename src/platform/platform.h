@@ -42,6 +42,16 @@ using FaultCallback = bool (*)(void *addr, bool is_write);
 bool fault_handler_install(FaultCallback callback, uintptr_t lo, uintptr_t hi);
 void fault_handler_uninstall();
 
+// Doorbell: lets a process on the same host wake a napping thread of
+// another. The waiting thread calls doorbell_block() once, then naps in
+// doorbell_wait(); others ring it by (process id, thread id).
+void doorbell_block();
+bool doorbell_wait(uint32_t us);  // naps up to us; true if rung
+void doorbell_ring(int pid, int tid);
+int process_id();
+int thread_id();
+std::string host_name();
+
 double now_seconds();          // monotonic
 void sleep_us(uint32_t us);    // nanosleep
 void thread_yield();

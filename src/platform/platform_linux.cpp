@@ -4,9 +4,11 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -122,6 +124,33 @@ void fault_handler_uninstall() {
   sigaction(SIGSEGV, &g_previous, nullptr);
   g_installed = false;
   g_callback = nullptr;
+}
+
+// SIGURG, thread-directed: it stays pending for the one thread that blocks it.
+void doorbell_block() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGURG);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+bool doorbell_wait(uint32_t us) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGURG);
+  timespec ts{(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+  return sigtimedwait(&set, nullptr, &ts) == SIGURG;
+}
+
+void doorbell_ring(int pid, int tid) { syscall(SYS_tgkill, pid, tid, SIGURG); }
+
+int process_id() { return getpid(); }
+int thread_id() { return (int)syscall(SYS_gettid); }
+
+std::string host_name() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
 }
 
 double now_seconds() {

@@ -83,6 +83,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   }
   running_ = true;
   service_ = std::thread([this] { service_loop(); });
+  exchange_doorbells();
   log_debug("started: protocol %s, %llu bytes of global memory at %p", engine_->name(),
             (unsigned long long)bytes, (void *)kBase);
   return barrier() == 0;
@@ -133,6 +134,32 @@ void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
   header.src = rank();
   stats_.messages_sent++;
   stats_.bytes_sent += transport_.send(dst, header, payload);
+}
+
+void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
+  send(dst, header, payload);
+  Doorbell &d = doorbells_[dst];
+  if (!d.pid || dst == rank() || config_.service != ServiceMode::Adaptive) return;
+  double now = platform::now_seconds();
+  if (now - d.last_ring < 20e-6) return;
+  d.last_ring = now;
+  platform::doorbell_ring(d.pid, d.tid);
+}
+
+void Runtime::exchange_doorbells() {
+  while (service_tid_.load() == 0) platform::cpu_relax();
+  // (host hash, pid, tid) of every rank; ranks on other hosts are not rung.
+  std::string host = platform::host_name();
+  long long mine[3] = {(long long)std::hash<std::string>{}(host), platform::process_id(),
+                       service_tid_.load()};
+  std::vector<long long> all(3 * nranks());
+  {
+    std::lock_guard<std::mutex> g(lock_);  // MPI is serialised under the lock
+    MPI_Allgather(mine, 3, MPI_LONG_LONG, all.data(), 3, MPI_LONG_LONG, transport_.world());
+  }
+  doorbells_.assign(nranks(), Doorbell{});
+  for (Rank r = 0; r < nranks(); ++r)
+    if (all[3 * r] == mine[0]) doorbells_[r] = {(int)all[3 * r + 1], (int)all[3 * r + 2]};
 }
 
 void Runtime::set_access(PageId page, Access access) {
@@ -190,6 +217,8 @@ void Runtime::wait(Waiter &w) {
 
 void Runtime::service_loop() {
   platform::thread_reduce_timer_slack();
+  platform::doorbell_block();
+  service_tid_.store(platform::thread_id());
   uint32_t nap_us = 1;
   while (running_.load(std::memory_order_relaxed)) {
     if (waiting_threads_.load(std::memory_order_relaxed) > 0) {
@@ -212,8 +241,8 @@ void Runtime::service_loop() {
     }
     // Idle: nap, longer each time, so a computing thread on this core loses
     // little; the first naps after activity are short, for bursts.
-    platform::sleep_us(nap_us);
-    nap_us = std::min(nap_us * 2, config_.service_sleep_us);
+    if (platform::doorbell_wait(nap_us)) nap_us = 1;  // rung: a request is on its way
+    else nap_us = std::min(nap_us * 2, config_.service_sleep_us);
   }
 }
 
@@ -328,7 +357,7 @@ int Runtime::free_any(void *ptr) {
   Waiter w;
   {
     std::lock_guard<std::mutex> g(lock_);
-    send(owner, {Channel::Memory, kFreeRequest, 0, offset, (uint64_t)(uintptr_t)&w, 0});
+    send_request(owner, {Channel::Memory, kFreeRequest, 0, offset, (uint64_t)(uintptr_t)&w, 0});
   }
   wait(w);
   return w.status;

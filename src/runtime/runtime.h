@@ -41,6 +41,7 @@ class Runtime final : public EngineHost {
   Rank rank() const override { return transport_.rank(); }
   Rank nranks() const override { return transport_.nranks(); }
   void send(Rank dst, MsgHeader header, Payload payload = {}) override;
+  void send_request(Rank dst, MsgHeader header, Payload payload = {}) override;
   Stats &stats() override { return stats_; }
   size_t page_size() const override { return platform::kPageSize; }
   void set_access(PageId page, Access access) override;
@@ -92,6 +93,15 @@ class Runtime final : public EngineHost {
   std::thread service_;
   std::atomic<bool> running_{false};
   std::atomic<int> waiting_threads_{0};
+  // Service threads of ranks on this host, to ring when asking them to act
+  // (pid 0: another host, where only the nap bounds the delay).
+  struct Doorbell {
+    int pid = 0, tid = 0;
+    double last_ring = 0;  // one ring wakes it for a burst: its naps restart short
+  };
+  std::vector<Doorbell> doorbells_;
+  std::atomic<int> service_tid_{0};
+  void exchange_doorbells();
 };
 
 }  // namespace agora

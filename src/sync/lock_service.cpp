@@ -11,7 +11,7 @@ void LockService::acquire(uint64_t lock, uint64_t thread, Waiter *w) {
   if (mgr == host_.rank()) {
     manager_request(lock, {mgr, token});
   } else {
-    host_.send(mgr, {Channel::Lock, kRequest, 0, lock, token, 0});
+    host_.send_request(mgr, {Channel::Lock, kRequest, 0, lock, token, 0});
   }
 }
 
@@ -23,7 +23,7 @@ int LockService::release(uint64_t lock, uint64_t thread) {
   if (mgr == host_.rank()) {
     manager_release(lock);
   } else {
-    host_.send(mgr, {Channel::Lock, kRelease, 0, lock, 0, 0});
+    host_.send_request(mgr, {Channel::Lock, kRelease, 0, lock, 0, 0});
   }
   return 0;
 }

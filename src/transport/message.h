@@ -50,6 +50,12 @@ class ComponentHost {
   // Copies header and payload; the caller may reuse them at once.
   // header.src is filled in by the host.
   virtual void send(Rank dst, MsgHeader header, Payload payload = {}) = 0;
+  // A message that asks dst to act now (serve a page, invalidate, manage a
+  // lock) while dst's threads may be computing: the host may also wake
+  // dst's service. Replies to a thread that is already waiting use send().
+  virtual void send_request(Rank dst, MsgHeader header, Payload payload = {}) {
+    send(dst, header, payload);
+  }
   virtual Stats &stats() = 0;
 };
 

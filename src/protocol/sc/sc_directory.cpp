@@ -61,7 +61,7 @@ void ScEngine::home_start(PageId page, DirEntry &e, Request r) {
     e.fetched_from = o;
     Access keep = r.mode == Access::Read ? Access::Read : Access::None;
     if (keep == Access::None) host_.stats().invalidations_sent++;
-    host_.send(o, {Channel::Protocol, kFetch, 0, page, (uint64_t)keep, 0});
+    host_.send_request(o, {Channel::Protocol, kFetch, 0, page, (uint64_t)keep, 0});
     return;
   }
   if (r.mode == Access::Read) {
@@ -78,7 +78,7 @@ void ScEngine::home_start(PageId page, DirEntry &e, Request r) {
       set_local(page, Access::None);
     } else {
       host_.stats().invalidations_sent++;
-      host_.send(c, {Channel::Protocol, kInvalidate, 0, page, 0, 0});
+      host_.send_request(c, {Channel::Protocol, kInvalidate, 0, page, 0, 0});
       e.acks_left++;
     }
   }

@@ -32,7 +32,7 @@ void ScEngine::on_fault(PageId page, Access need, Waiter *w) {
   if (home == host_.rank()) {
     home_request(page, {home, need});
   } else {
-    host_.send(home, {Channel::Protocol, need == Access::Write ? kWriteRequest : kReadRequest, 0,
+    host_.send_request(home, {Channel::Protocol, need == Access::Write ? kWriteRequest : kReadRequest, 0,
                       page, 0, 0});
   }
 }
