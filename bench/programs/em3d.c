@@ -177,15 +177,7 @@ int main(int argc, char **argv)
     }
     if (bad || cfg.nodes < 1 || cfg.degree < 1 || cfg.span < 1 || cfg.remote < 0 ||
         cfg.remote > 1 || cfg.iters <= 0 || cfg.nodes * (size_t)SHM_NPROCS() > INT32_MAX) {
-        if (SHM_ID() == 0)
-            fprintf(stderr,
-                    "usage: %s [-n NODES_PER_WORKER] [-d DEGREE] [-r REMOTE_PROB 0..1] [-s SPAN>=1] "
-                    "[-i ITERATIONS] [-p P]\n",
-                    argv[0]);
-        SHM_FINISH();
-        return 2;
+        return shm_usage("usage: %s [-n NODES_PER_WORKER] [-d DEGREE] [-r REMOTE_PROB 0..1] [-s SPAN>=1] " "[-i ITERATIONS] [-p P]\n", argv[0]);
     }
-    int rc = SHM_RUN(worker, &cfg);
-    SHM_FINISH();
-    return rc;
+    return shm_run_and_finish(worker, &cfg);
 }

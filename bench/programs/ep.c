@@ -155,13 +155,7 @@ int main(int argc, char **argv)
             bad = 1;
     }
     if (bad || cfg.m < MK || cfg.m > 40) {
-        if (SHM_ID() == 0)
-            fprintf(stderr, "usage: %s [-m M (log2 of the number of pairs, %d..40)] [-p P]\n",
-                    argv[0], MK);
-        SHM_FINISH();
-        return 2;
+        return shm_usage("usage: %s [-m M (log2 of the number of pairs, %d..40)] [-p P]\n", argv[0], MK);
     }
-    int rc = SHM_RUN(worker, &cfg);
-    SHM_FINISH();
-    return rc;
+    return shm_run_and_finish(worker, &cfg);
 }

@@ -177,13 +177,7 @@ int main(int argc, char **argv)
             bad = 1;
     }
     if (bad || cfg.n < 3 || cfg.iters <= 0) {
-        if (SHM_ID() == 0)
-            fprintf(stderr, "usage: %s [-n N>=3] [-i ITERATIONS] [--variant lock|reduce] [-p P]\n",
-                    argv[0]);
-        SHM_FINISH();
-        return 2;
+        return shm_usage("usage: %s [-n N>=3] [-i ITERATIONS] [--variant lock|reduce] [-p P]\n", argv[0]);
     }
-    int rc = SHM_RUN(worker, &cfg);
-    SHM_FINISH();
-    return rc;
+    return shm_run_and_finish(worker, &cfg);
 }

@@ -165,14 +165,7 @@ int main(int argc, char **argv)
     if (cfg.iters == 0) /* default: about the same time for both variants */
         cfg.iters = cfg.blocked ? 30 : 3;
     if (bad || cfg.n < 1 || cfg.bs < 1 || cfg.iters <= 0) {
-        if (SHM_ID() == 0)
-            fprintf(stderr,
-                    "usage: %s [-n N] [-i ITERATIONS] [-b BLOCK] [--variant naive|blocked] [-p P]\n",
-                    argv[0]);
-        SHM_FINISH();
-        return 2;
+        return shm_usage("usage: %s [-n N] [-i ITERATIONS] [-b BLOCK] [--variant naive|blocked] [-p P]\n", argv[0]);
     }
-    int rc = SHM_RUN(worker, &cfg);
-    SHM_FINISH();
-    return rc;
+    return shm_run_and_finish(worker, &cfg);
 }

@@ -20,9 +20,8 @@
  *     int main(int argc, char **argv) {
  *         SHM_INIT(&argc, &argv);          // agora_init / parse -p
  *         ... parse the program's own arguments into a read-only config ...
- *         int rc = SHM_RUN(worker, &cfg);  // run the SPMD worker(s)
- *         SHM_FINISH();                    // agora_finalize
- *         return rc;
+ *         if (bad) return shm_usage("usage: %s ...\n", argv[0]);  // worker 0 prints; exit 2
+ *         return shm_run_and_finish(worker, &cfg);  // run the worker(s), finalize
  *     }
  *
  * This header must be included before any system header (it selects
@@ -606,6 +605,28 @@ static inline int shm_check_scalar(const char *what, double got, double want, do
 }
 
 /* Small argument parser helpers. */
+/* Ends main on bad arguments: worker 0 prints the message, every worker
+ * shuts down, the exit status is 2. */
+__attribute__((format(printf, 1, 2))) static inline int shm_usage(const char *fmt, ...)
+{
+    if (shm_id() == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+    }
+    shm_finish();
+    return 2;
+}
+
+/* Ends main normally: runs the SPMD worker(s), shuts down, returns worker 0's status. */
+static inline int shm_run_and_finish(shm_worker_fn fn, void *arg)
+{
+    int rc = shm_run(fn, arg);
+    shm_finish();
+    return rc;
+}
+
 static inline int shm_arg_is(const char *a, const char *s1, const char *s2)
 {
     return strcmp(a, s1) == 0 || (s2 && strcmp(a, s2) == 0);

@@ -117,12 +117,7 @@ int main(int argc, char **argv)
             bad = 1;
     }
     if (bad || cfg.rows < 3 || cfg.cols < 3 || cfg.iters <= 0) {
-        if (SHM_ID() == 0)
-            fprintf(stderr, "usage: %s [-n ROWS>=3] [-m COLS>=3] [-i ITERATIONS] [-p P]\n", argv[0]);
-        SHM_FINISH();
-        return 2;
+        return shm_usage("usage: %s [-n ROWS>=3] [-m COLS>=3] [-i ITERATIONS] [-p P]\n", argv[0]);
     }
-    int rc = SHM_RUN(worker, &cfg);
-    SHM_FINISH();
-    return rc;
+    return shm_run_and_finish(worker, &cfg);
 }

@@ -89,19 +89,11 @@ int main(int argc, char **argv)
         else if (shm_arg_is(argv[i], "-i", "--iterations") && i + 1 < argc)
             cfg.iters = atol(argv[++i]);
         else {
-            if (SHM_ID() == 0)
-                fprintf(stderr, "usage: %s [-n ELEMENTS] [-i ITERATIONS] [-p THREADS]\n", argv[0]);
-            SHM_FINISH();
-            return 2;
+            return shm_usage("usage: %s [-n ELEMENTS] [-i ITERATIONS] [-p THREADS]\n", argv[0]);
         }
     }
     if (cfg.n == 0 || cfg.iters <= 0) {
-        if (SHM_ID() == 0)
-            fprintf(stderr, "stream_triad: size and iterations must be positive\n");
-        SHM_FINISH();
-        return 2;
+        return shm_usage("stream_triad: size and iterations must be positive\n");
     }
-    int rc = SHM_RUN(worker, &cfg);
-    SHM_FINISH();
-    return rc;
+    return shm_run_and_finish(worker, &cfg);
 }

@@ -367,13 +367,7 @@ int main(int argc, char **argv)
     if (!bad && cfg.depth > cfg.n - 1)
         cfg.depth = cfg.n - 1;
     if (bad || cfg.n < 2 || cfg.n > TSP_MAXN || cfg.depth < 1 || cfg.depth > TSP_MAXDEPTH) {
-        if (SHM_ID() == 0)
-            fprintf(stderr, "usage: %s [-n CITIES 2..%d] [-d DEPTH 1..%d] [-s SEED] [-p P]\n",
-                    argv[0], TSP_MAXN, TSP_MAXDEPTH);
-        SHM_FINISH();
-        return 2;
+        return shm_usage("usage: %s [-n CITIES 2..%d] [-d DEPTH 1..%d] [-s SEED] [-p P]\n", argv[0], TSP_MAXN, TSP_MAXDEPTH);
     }
-    int rc = SHM_RUN(worker, &cfg);
-    SHM_FINISH();
-    return rc;
+    return shm_run_and_finish(worker, &cfg);
 }
