@@ -166,13 +166,7 @@ int main(int argc, char **argv)
         else if (shm_arg_is(argv[i], "-i", "--iterations") && i + 1 < argc)
             cfg.iters = atol(argv[++i]);
         else if (shm_arg_is(argv[i], "--variant", "-v") && i + 1 < argc) {
-            const char *v = argv[++i];
-            if (strcmp(v, "lock") == 0)
-                cfg.use_lock = 1;
-            else if (strcmp(v, "reduce") == 0)
-                cfg.use_lock = 0;
-            else
-                bad = 1;
+            bad = !shm_parse_variant(argv[++i], "reduce", "lock", &cfg.use_lock);
         } else
             bad = 1;
     }

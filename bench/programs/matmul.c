@@ -152,13 +152,7 @@ int main(int argc, char **argv)
         else if (shm_arg_is(argv[i], "-b", "--block") && i + 1 < argc)
             cfg.bs = strtoull(argv[++i], NULL, 0);
         else if (shm_arg_is(argv[i], "--variant", "-v") && i + 1 < argc) {
-            const char *v = argv[++i];
-            if (strcmp(v, "naive") == 0)
-                cfg.blocked = 0;
-            else if (strcmp(v, "blocked") == 0)
-                cfg.blocked = 1;
-            else
-                bad = 1;
+            bad = !shm_parse_variant(argv[++i], "naive", "blocked", &cfg.blocked);
         } else
             bad = 1;
     }

@@ -627,6 +627,19 @@ static inline int shm_run_and_finish(shm_worker_fn fn, void *arg)
     return rc;
 }
 
+/* --variant NAME for programs with two variants: sets *flag to 0 for name0,
+ * 1 for name1; returns 0 for any other name. */
+static inline int shm_parse_variant(const char *name, const char *name0, const char *name1, int *flag)
+{
+    if (strcmp(name, name0) == 0)
+        *flag = 0;
+    else if (strcmp(name, name1) == 0)
+        *flag = 1;
+    else
+        return 0;
+    return 1;
+}
+
 static inline int shm_arg_is(const char *a, const char *s1, const char *s2)
 {
     return strcmp(a, s1) == 0 || (s2 && strcmp(a, s2) == 0);

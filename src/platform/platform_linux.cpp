@@ -127,17 +127,20 @@ void fault_handler_uninstall() {
 }
 
 // SIGURG, thread-directed: it stays pending for the one thread that blocks it.
-void doorbell_block() {
+static sigset_t doorbell_signal() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGURG);
+  return set;
+}
+
+void doorbell_block() {
+  sigset_t set = doorbell_signal();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
 bool doorbell_wait(uint32_t us) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGURG);
+  sigset_t set = doorbell_signal();
   timespec ts{(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
   return sigtimedwait(&set, nullptr, &ts) == SIGURG;
 }

@@ -27,8 +27,8 @@ struct NodeBarrier {
   uint64_t generation = 0;
 };
 
-std::vector<Op> generate(std::mt19937_64 &rng, const ProgramShape &s, uint64_t words,
-                         uint64_t counter_base, uint64_t &next_value) {
+std::vector<Op> generate(std::mt19937_64 &rng, const ProgramShape &s, uint64_t counter_base,
+                         uint64_t &next_value) {
   std::vector<Op> ops;
   std::uniform_real_distribution<double> u(0, 1);
   for (int ph = 0; ph < s.phases; ++ph) {
@@ -47,7 +47,6 @@ std::vector<Op> generate(std::mt19937_64 &rng, const ProgramShape &s, uint64_t w
     }
     ops.push_back({OpKind::Barrier});
   }
-  (void)words;
   return ops;
 }
 
@@ -69,7 +68,7 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
       Thread &th = threads.emplace_back();
       th.node = n;
       th.index = t;
-      th.ops = generate(rng, shape, words, counter_base, next_value);
+      th.ops = generate(rng, shape, counter_base, next_value);
     }
   std::deque<NodeBarrier> barriers(o.nodes);
   std::vector<int> lock_holder(shape.locks, -1);  // thread index, for mutual exclusion
