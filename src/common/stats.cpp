@@ -7,7 +7,9 @@ namespace agora {
 // One list of fields keeps JSON, table and (de)serialisation in step.
 #define AGORA_STATS_COUNTERS(X)                                                     \
   X(read_faults) X(write_faults) X(pages_fetched) X(invalidations_sent)             \
-  X(invalidations_received) X(messages_sent) X(bytes_sent) X(lock_acquires) X(barriers)
+  X(invalidations_received) X(messages_sent) X(bytes_sent) X(lock_acquires) X(barriers)  \
+  X(twins) X(diffs_sent) X(diff_bytes) X(intervals) X(notices_applied) X(stale_replies)       \
+  X(notices_kept_peak)
 #define AGORA_STATS_TIMES(X) X(fault_time_s) X(sync_time_s)
 
 void Stats::add(const Stats &o) {

@@ -17,6 +17,14 @@ struct Stats {
   uint64_t bytes_sent = 0;
   uint64_t lock_acquires = 0;
   uint64_t barriers = 0;
+  // Lazy release consistency (hlrc); zero under sc.
+  uint64_t twins = 0;               // pages copied at a first write in an interval
+  uint64_t diffs_sent = 0;          // page diffs sent to homes
+  uint64_t diff_bytes = 0;          // bytes of those diffs (runs and their headers)
+  uint64_t intervals = 0;           // intervals closed with writes
+  uint64_t notices_applied = 0;     // write notices that invalidated a page here
+  uint64_t stale_replies = 0;       // page replies dropped: older than required, or duplicates
+  uint64_t notices_kept_peak = 0;   // most intervals stored at once (bounded by GC)
   double fault_time_s = 0;
   double sync_time_s = 0;
 
@@ -26,7 +34,7 @@ struct Stats {
   // Flat vector for collective reduction and its inverse.
   std::vector<double> to_vector() const;
   static Stats from_vector(const double *v);
-  static constexpr int kFields = 11;
+  static constexpr int kFields = 18;
 };
 
 // {"ranks": [...], "totals": {...}}

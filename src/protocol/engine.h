@@ -3,10 +3,12 @@
 // calls it under the host's lock, and it never blocks, never calls MPI or the
 // OS. Both the runtime (real ranks) and the simulator (virtual nodes) host it.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "common/config.h"
 #include "common/types.h"
 #include "transport/message.h"
 
@@ -35,11 +37,60 @@ class ProtocolEngine {
   virtual void on_message(const MsgHeader &m, Payload p) = 0;
   // The access the engine currently grants this rank (for checks and tests).
   virtual Access local_access(PageId page) const = 0;
+  // Access a home rank's application view starts with on its own pages
+  // (sc: writable; hlrc: read-only, so that the first write of an interval
+  // is seen).
+  virtual Access home_access() const { return Access::Write; }
+
+  // ---- synchronisation hooks ------------------------------------------------
+  // Sync operations (locks, barriers, thread create/join) call these so that
+  // a release on one rank and the matching acquire on another carry what the
+  // protocol needs. Under sc every hook is a no-op and sync takes its fast
+  // paths (carries_consistency() == false).
+  virtual bool carries_consistency() const { return false; }
+  // Make this rank's writes so far publishable (close the interval, send the
+  // diffs) and call `published` once they are at their homes. May call it
+  // before returning.
+  virtual void release(std::function<void()> published) { published(); }
+  // What an acquirer sends along with its request: its view of the writes it
+  // has seen, so that the releaser sends only what is missing.
+  virtual void acquirer_view(std::vector<std::byte> *out) { (void)out; }
+  // What a releaser hands an acquirer whose view is `view` (empty: unknown,
+  // send all that may be missing). Call after release() has published.
+  virtual void release_info(Payload view, std::vector<std::byte> *out) {
+    (void)view;
+    (void)out;
+  }
+  // Apply what a releaser handed over (empty payload: the lock was last
+  // released on this rank, or never). Called once per acquire.
+  virtual void acquire(Payload info) { (void)info; }
+  // Barriers: each rank publishes, then every round message carries what the
+  // sender knows and every received one is applied; `complete` runs when the
+  // barrier ends here (e.g. to discard write notices everyone has applied).
+  virtual void barrier_arrive(uint64_t epoch, std::function<void()> published) {
+    (void)epoch;
+    published();
+  }
+  virtual void barrier_info(uint64_t epoch, std::vector<std::byte> *out) {
+    (void)epoch;
+    (void)out;
+  }
+  virtual void barrier_receive(uint64_t epoch, Payload info) {
+    (void)epoch;
+    (void)info;
+  }
+  virtual void barrier_complete(uint64_t epoch) { (void)epoch; }
+};
+
+// Per-protocol options from the configuration.
+struct EngineOptions {
+  IntervalPolicy intervals = IntervalPolicy::Lazy;  // hlrc: when an interval ends
 };
 
 // Names of the protocols this build provides, for configuration errors.
 std::vector<std::string> protocol_names();
 // nullptr if the name is unknown.
-std::unique_ptr<ProtocolEngine> protocol_create(const std::string &name, EngineHost &host);
+std::unique_ptr<ProtocolEngine> protocol_create(const std::string &name, EngineHost &host,
+                                                const EngineOptions &options = {});
 
 }  // namespace agora

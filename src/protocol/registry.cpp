@@ -1,12 +1,15 @@
 #include "protocol/engine.h"
+#include "protocol/hlrc/hlrc_engine.h"
 #include "protocol/sc/sc_engine.h"
 
 namespace agora {
 
-std::vector<std::string> protocol_names() { return {"sc"}; }
+std::vector<std::string> protocol_names() { return {"sc", "hlrc"}; }
 
-std::unique_ptr<ProtocolEngine> protocol_create(const std::string &name, EngineHost &host) {
+std::unique_ptr<ProtocolEngine> protocol_create(const std::string &name, EngineHost &host,
+                                                const EngineOptions &options) {
   if (name == "sc") return std::make_unique<ScEngine>(host);
+  if (name == "hlrc") return std::make_unique<HlrcEngine>(host, options);
   return nullptr;
 }
 

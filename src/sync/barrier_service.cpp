@@ -1,5 +1,7 @@
 #include "sync/barrier_service.h"
 
+#include <vector>
+
 #include "common/stats.h"
 
 namespace agora {
@@ -8,10 +10,16 @@ void BarrierService::arrive(Waiter *w) {
   host_.stats().barriers++;
   ++epoch_;
   round_ = 0;
+  started_ = false;
   waiter_ = w;
+  if (carries_consistency()) engine_->barrier_arrive(epoch_, [this] { start_rounds(); });
+  else start_rounds();
+}
+
+void BarrierService::start_rounds() {
+  started_ = true;
   if (host_.nranks() == 1) {
-    waiter_ = nullptr;
-    w->complete(0);
+    finish();
     return;
   }
   send_round();
@@ -21,28 +29,36 @@ void BarrierService::arrive(Waiter *w) {
 void BarrierService::send_round() {
   Rank n = host_.nranks();
   Rank to = (Rank)((host_.rank() + (1u << round_)) % (unsigned)n);
-  host_.send(to, {Channel::Barrier, 0, 0, epoch_, round_, 0});
+  std::vector<std::byte> info;
+  if (carries_consistency()) engine_->barrier_info(epoch_, &info);
+  host_.send(to, {Channel::Barrier, 0, 0, epoch_, round_, 0}, {info.data(), info.size()});
 }
 
-void BarrierService::on_message(const MsgHeader &m) {
+void BarrierService::on_message(const MsgHeader &m, Payload p) {
+  if (carries_consistency()) engine_->barrier_receive(m.a, p);
   arrived_[{m.a, (unsigned)m.b}]++;
   advance();
 }
 
 void BarrierService::advance() {
-  while (waiter_) {
+  while (waiter_ && started_) {
     auto it = arrived_.find({epoch_, round_});
     if (it == arrived_.end()) return;
     if (--it->second == 0) arrived_.erase(it);
     ++round_;
     if ((1u << round_) >= (unsigned)host_.nranks()) {
-      Waiter *w = waiter_;
-      waiter_ = nullptr;
-      w->complete(0);
+      finish();
       return;
     }
     send_round();
   }
+}
+
+void BarrierService::finish() {
+  Waiter *w = waiter_;
+  waiter_ = nullptr;
+  if (carries_consistency()) engine_->barrier_complete(epoch_);
+  w->complete(0);
 }
 
 }  // namespace agora

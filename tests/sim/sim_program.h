@@ -27,6 +27,11 @@ struct ProgramShape {
   int locks = 2;             // each guards one counter word
   double lock_fraction = 0.15;
   double write_fraction = 0.4;
+  // Data-race-free programs, for relaxed models: in each phase every plain
+  // word is either read-only or owned (read and written) by one thread, and a
+  // quarter of the words are guarded by locks and touched only while holding
+  // theirs. Different threads still write neighbouring words of one page.
+  bool data_race_free = false;
 };
 
 struct RunResult {
@@ -44,5 +49,11 @@ using WriteObserver = std::function<void(Rank node, uint64_t word, uint64_t valu
 // Generates a program for every thread from the cluster's seed and runs it.
 RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
                              const ReadOracle &check_read, const WriteObserver &on_write);
+
+// Runs a program checking every read against the latest write in the
+// simulator's execution order. Under sc that is the model itself; for a
+// data-race-free program it is also what release consistency requires,
+// since every read then has exactly one write it may return.
+RunResult run_against_latest_write(const SimOptions &options, const ProgramShape &shape);
 
 }  // namespace agora::simtest

@@ -14,14 +14,7 @@ using namespace agora::simtest;
 namespace {
 
 RunResult run_sc(const SimOptions &options, const ProgramShape &shape) {
-  SimCluster cluster(options);
-  std::vector<uint64_t> shadow(options.pages * options.page_size / 8, 0);
-  auto oracle = [&](Rank, uint64_t word, uint64_t seen) -> std::string {
-    if (seen == shadow[word]) return "";
-    return "saw " + std::to_string(seen) + ", latest write is " + std::to_string(shadow[word]);
-  };
-  auto observe = [&](Rank, uint64_t word, uint64_t value) { shadow[word] = value; };
-  return run_random_program(cluster, shape, oracle, observe);
+  return run_against_latest_write(options, shape);
 }
 
 SimOptions options_for(uint64_t seed) {

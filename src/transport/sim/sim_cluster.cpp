@@ -10,9 +10,12 @@ SimNode::SimNode(SimCluster &cluster, Rank rank, const std::string &protocol)
   frames_.assign(o.pages * o.page_size, std::byte{0});
   access_.assign(o.pages, Access::None);
   for (PageId p = 0; p < o.pages; ++p)
-    if (home_of(p) == rank) access_[p] = Access::Write;  // as the runtime opens home pages
-  engine_ = protocol_create(protocol, *this);
+  engine_ = protocol_create(protocol, *this, o.engine);
   if (!engine_) fatal("simulator: unknown protocol %s", protocol.c_str());
+  for (PageId p = 0; p < o.pages; ++p)
+    if (home_of(p) == rank) access_[p] = engine_->home_access();  // as the runtime opens home pages
+  locks_.attach(engine_.get());
+  barrier_.attach(engine_.get());
 }
 
 void SimNode::set_access(PageId page, Access access) {
@@ -37,8 +40,8 @@ void SimNode::send(Rank dst, MsgHeader header, Payload payload) {
 void SimNode::deliver(const MsgHeader &m, Payload p) {
   switch (m.channel) {
     case Channel::Protocol: engine_->on_message(m, p); break;
-    case Channel::Lock: locks_.on_message(m); break;
-    case Channel::Barrier: barrier_.on_message(m); break;
+    case Channel::Lock: locks_.on_message(m, p); break;
+    case Channel::Barrier: barrier_.on_message(m, p); break;
     case Channel::Reduce: reduce_.on_message(m, p); break;
     default: fatal("simulator: message on unexpected channel %u", (unsigned)m.channel);
   }

@@ -61,6 +61,7 @@ struct SimOptions {
   size_t page_size = 64;  // tiny pages: more sharing, more races per step
   uint64_t seed = 1;
   std::string protocol = "sc";
+  EngineOptions engine;
   // Fault injection, to show the testers catch broken coherence: the
   // simulated mprotect ignores every downgrade, as a buggy platform would.
   bool ignore_downgrades = false;

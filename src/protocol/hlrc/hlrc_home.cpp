@@ -1,0 +1,49 @@
+// Home side of hlrc: serving page copies and applying diffs.
+#include <cstring>
+
+#include "common/log.h"
+#include "common/stats.h"
+#include "protocol/hlrc/hlrc_engine.h"
+#include "protocol/shared/page_diff.h"
+
+namespace agora {
+
+void HlrcEngine::home_serve(const MsgHeader &m) {
+  PageId page = m.a;
+  if (!host_.page_allocated(page)) {
+    host_.send(m.src, {Channel::Protocol, kNack, 0, page, (uint64_t)(int64_t)-5, 0});
+    return;
+  }
+  PageState &s = state(page);
+  const Rank n = host_.nranks();
+  std::vector<std::byte> reply(4 * (size_t)n + host_.page_size());
+  for (Rank i = 0; i < n; ++i) {
+    uint32_t v = s.version.empty() ? 0 : s.version[i];
+    std::memcpy(reply.data() + 4 * i, &v, 4);
+  }
+  std::memcpy(reply.data() + 4 * n, host_.frame(page), host_.page_size());
+  host_.send(m.src, {Channel::Protocol, kPage, 0, page, 0, 0}, {reply.data(), reply.size()});
+}
+
+void HlrcEngine::home_apply_diffs(const MsgHeader &m, Payload p) {
+  const uint32_t interval = (uint32_t)m.a;
+  size_t at = 0;
+  while (at < p.size) {
+    uint64_t page;
+    uint32_t size;
+    if (at + 12 > p.size) fatal("hlrc: malformed diffs from rank %d", m.src);
+    std::memcpy(&page, p.data + at, 8);
+    std::memcpy(&size, p.data + at + 8, 4);
+    at += 12;
+    if (at + size > p.size || host_.home_of(page) != host_.rank() ||
+        !page_diff_apply(host_.frame(page), host_.page_size(), p.data + at, size))
+      fatal("hlrc: malformed diff of page %llu from rank %d", (unsigned long long)page, m.src);
+    at += size;
+    PageState &s = state(page);
+    if (s.version.empty()) s.version.assign(host_.nranks(), 0);
+    if (s.version[m.src] < interval) s.version[m.src] = interval;
+  }
+  host_.send(m.src, {Channel::Protocol, kDiffsAck, 0, interval, 0, 0});
+}
+
+}  // namespace agora

@@ -1,0 +1,150 @@
+// Intervals of hlrc: ending one (diffs to homes), publishing it once the
+// homes have acknowledged, and applying the notices that sync operations
+// bring in.
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "common/log.h"
+#include "common/stats.h"
+#include "protocol/hlrc/hlrc_engine.h"
+#include "protocol/shared/page_diff.h"
+
+namespace agora {
+
+void HlrcEngine::close_interval() {
+  if (dirty_.empty()) return;
+  const uint32_t index = notices_.time()[host_.rank()] + 1;
+  const size_t size = host_.page_size();
+  std::map<Rank, std::vector<std::byte>> to_home;
+  for (PageId page : dirty_) {
+    PageState &s = state(page);
+    // Protect before diffing: a later write by any thread of this rank
+    // faults and starts the next interval's twin.
+    if (s.access == Access::Write) {
+      s.access = Access::Read;
+      host_.set_access(page, Access::Read);
+    }
+    s.dirty = false;
+    if (is_home(page)) {
+      if (s.version.empty()) s.version.assign(host_.nranks(), 0);
+      s.version[host_.rank()] = index;
+      continue;
+    }
+    std::vector<std::byte> &buf = to_home[host_.home_of(page)];
+    size_t header = buf.size();
+    buf.resize(header + 12);
+    size_t n = page_diff_encode(host_.frame(page), s.twin.data(), size, &buf);
+    // Sent even when empty (rewritten with the same values): the home's
+    // version must reach this interval, which the notices will require.
+    uint64_t p = page;
+    uint32_t len = (uint32_t)n;
+    std::memcpy(buf.data() + header, &p, 8);
+    std::memcpy(buf.data() + header + 8, &len, 4);
+    host_.stats().diffs_sent++;
+    host_.stats().diff_bytes += n;
+    // A fetch still in flight was served before this diff reached the home:
+    // its reply must not be installed over these writes.
+    if (s.need.empty()) s.need.assign(host_.nranks(), 0);
+    s.need[host_.rank()] = index;
+    s.twin.clear();
+    s.twin.shrink_to_fit();
+  }
+  for (auto &[home, buf] : to_home) {
+    host_.send_request(home, {Channel::Protocol, kDiffs, 0, index, 0, 0}, {buf.data(), buf.size()});
+    ++acks_outstanding_;
+  }
+  notices_.add_own(dirty_);
+  dirty_.clear();
+  host_.stats().intervals++;
+  host_.stats().notices_kept_peak =
+      std::max<uint64_t>(host_.stats().notices_kept_peak, notices_.intervals_kept());
+}
+
+void HlrcEngine::on_diffs_ack() {
+  if (acks_outstanding_ == 0) fatal("hlrc: unexpected diff acknowledgement");
+  if (--acks_outstanding_ > 0) return;
+  std::vector<std::function<void()>> ready;
+  ready.swap(on_published_);
+  for (auto &fn : ready) fn();
+}
+
+void HlrcEngine::when_published(std::function<void()> fn) {
+  if (acks_outstanding_ == 0) fn();
+  else on_published_.push_back(std::move(fn));
+}
+
+void HlrcEngine::release(std::function<void()> published) {
+  close_interval();
+  when_published(std::move(published));
+}
+
+void HlrcEngine::acquirer_view(std::vector<std::byte> *out) { notices_.encode_view(out); }
+
+void HlrcEngine::release_info(Payload view, std::vector<std::byte> *out) {
+  notices_.encode_bundle(view, out);
+}
+
+void HlrcEngine::merge(Payload bundle, const char *what) {
+  bool ok = notices_.merge_bundle(bundle, [&](Rank creator, uint32_t index, const PageId *pages,
+                                              size_t n) {
+    for (size_t i = 0; i < n; ++i) invalidate(pages[i], creator, index);
+  });
+  if (!ok) fatal("hlrc: malformed or incomplete write notices in a %s", what);
+  host_.stats().notices_kept_peak =
+      std::max<uint64_t>(host_.stats().notices_kept_peak, notices_.intervals_kept());
+}
+
+void HlrcEngine::acquire(Payload info) {
+  // Aggressive intervals end at every acquire, so no dirty page is ever
+  // invalidated; lazy ones rely on 2-way diffing instead.
+  if (options_.intervals == IntervalPolicy::Aggressive) close_interval();
+  if (info.size) merge(info, "lock grant");
+}
+
+void HlrcEngine::barrier_arrive(uint64_t epoch, std::function<void()> published) {
+  close_interval();
+  when_published([this, epoch, published = std::move(published)] {
+    VectorTime &a = barrier_arrivals_[epoch];
+    const VectorTime &vt = notices_.time();
+    if (a.empty()) a = vt;
+    for (size_t i = 0; i < a.size(); ++i) a[i] = std::max(a[i], vt[i]);
+    published();
+  });
+}
+
+void HlrcEngine::barrier_info(uint64_t epoch, std::vector<std::byte> *out) {
+  // The largest arrival time heard of, then the notices.
+  VectorTime &a = barrier_arrivals_[epoch];
+  if (a.empty()) a.assign(host_.nranks(), 0);
+  for (uint32_t v : a) {
+    std::byte b[4];
+    std::memcpy(b, &v, 4);
+    out->insert(out->end(), b, b + 4);
+  }
+  notices_.encode_bundle({}, out);
+}
+
+void HlrcEngine::barrier_receive(uint64_t epoch, Payload info) {
+  const size_t vbytes = 4 * (size_t)host_.nranks();
+  if (info.size < vbytes) fatal("hlrc: malformed barrier message");
+  VectorTime &a = barrier_arrivals_[epoch];
+  if (a.empty()) a.assign(host_.nranks(), 0);
+  for (size_t i = 0; i < a.size(); ++i) {
+    uint32_t v;
+    std::memcpy(&v, info.data + 4 * i, 4);
+    a[i] = std::max(a[i], v);
+  }
+  merge({info.data + vbytes, info.size - vbytes}, "barrier message");
+}
+
+void HlrcEngine::barrier_complete(uint64_t epoch) {
+  // Every rank has entered this barrier, so every rank has completed the
+  // previous one and seen everything published before it: those notices are
+  // garbage everywhere.
+  notices_.raise_all(previous_barrier_);
+  previous_barrier_ = barrier_arrivals_[epoch];
+  barrier_arrivals_.erase(barrier_arrivals_.begin(), barrier_arrivals_.upper_bound(epoch));
+}
+
+}  // namespace agora

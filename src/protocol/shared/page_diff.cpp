@@ -1,0 +1,49 @@
+#include "protocol/shared/page_diff.h"
+
+#include <cstdint>
+#include <cstring>
+
+namespace agora {
+
+namespace {
+void put_u16(std::vector<std::byte> *out, uint16_t v) {
+  std::byte b[2];
+  std::memcpy(b, &v, 2);
+  out->insert(out->end(), b, b + 2);
+}
+}  // namespace
+
+size_t page_diff_encode(const std::byte *page, const std::byte *twin, size_t page_size,
+                        std::vector<std::byte> *out) {
+  const size_t before = out->size();
+  size_t i = 0;
+  while (i < page_size) {
+    // Skip equal 8-byte words quickly, then find the first differing byte.
+    while (i + 8 <= page_size && std::memcmp(page + i, twin + i, 8) == 0) i += 8;
+    while (i < page_size && page[i] == twin[i]) ++i;
+    if (i >= page_size) break;
+    size_t start = i;
+    while (i < page_size && page[i] != twin[i]) ++i;
+    put_u16(out, (uint16_t)start);
+    put_u16(out, (uint16_t)(i - start));
+    out->insert(out->end(), page + start, page + i);
+  }
+  return out->size() - before;
+}
+
+bool page_diff_apply(std::byte *page, size_t page_size, const std::byte *diff, size_t diff_size) {
+  size_t at = 0;
+  while (at < diff_size) {
+    if (at + 4 > diff_size) return false;
+    uint16_t offset, length;
+    std::memcpy(&offset, diff + at, 2);
+    std::memcpy(&length, diff + at + 2, 2);
+    at += 4;
+    if (at + length > diff_size || (size_t)offset + length > page_size) return false;
+    std::memcpy(page + offset, diff + at, length);
+    at += length;
+  }
+  return true;
+}
+
+}  // namespace agora

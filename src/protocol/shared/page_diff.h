@@ -1,0 +1,20 @@
+// Twins and diffs: the bytes of a page that differ from its twin (the copy
+// taken at the first write of an interval), as runs. The page is compared 8
+// bytes at a time and runs are cut to the exact bytes that changed, so two
+// ranks writing neighbouring bytes of one word never overwrite each other's.
+//
+// Encoding, appended to a buffer: repeated {u16 offset, u16 length, bytes}.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+namespace agora {
+
+// Appends the runs where `page` differs from `twin`; returns the bytes appended.
+size_t page_diff_encode(const std::byte *page, const std::byte *twin, size_t page_size,
+                        std::vector<std::byte> *out);
+// Writes the runs of an encoded diff into `page`. False if the encoding is
+// malformed or reaches past the page.
+bool page_diff_apply(std::byte *page, size_t page_size, const std::byte *diff, size_t diff_size);
+
+}  // namespace agora
