@@ -1,7 +1,7 @@
 /* Agora: software distributed shared memory over MPI.
  *
  * SPMD model: every rank runs main(), calls agora_init() first and
- * agora_finalize() last. Global memory returned by agora_alloc* and
+ * agora_finalize() last. Fork-join model: see agora_thread_create below. Global memory returned by agora_alloc* and
  * agora_malloc is readable and writable with ordinary loads and stores from
  * every rank; the consistency protocol (AGORA_PROTOCOL, default "sc") keeps
  * the ranks' views consistent. Functions returning int return AGORA_OK (0) or
@@ -65,8 +65,10 @@ typedef struct agora_lock {
     uint64_t id;
 } agora_lock_t;
 
-agora_lock_t *agora_lock_create(void);                 /* collective */
-agora_lock_t *agora_lock_array_create(size_t count);   /* collective; index with &locks[i] */
+/* Collective in the SPMD model. In the fork-join model main on rank 0, and
+ * any agora thread, creates locks alone (see agora_thread_create). */
+agora_lock_t *agora_lock_create(void);
+agora_lock_t *agora_lock_array_create(size_t count);   /* index with &locks[i] */
 int agora_lock(agora_lock_t *lock);
 int agora_unlock(agora_lock_t *lock);
 
@@ -77,6 +79,51 @@ typedef enum agora_op { AGORA_SUM = 0, AGORA_MIN = 1, AGORA_MAX = 2 } agora_op_t
 /* All-reduce in place over all ranks (collective). Every rank gets the same
  * bits: the combination is done in rank order on one rank. */
 int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op);
+
+/* ---- Fork-join threads ----------------------------------------------------
+ * pthreads-style threads placed on any rank. The program is written as
+ *
+ *     agora_init(&argc, &argv);
+ *     if (agora_rank() == 0) { ... agora_thread_create ... agora_thread_join ... }
+ *     agora_finalize();
+ *
+ * Ranks other than 0 go straight to agora_finalize, which serves requests and
+ * runs the threads placed on that rank until no agora thread runs on any
+ * rank (threads never joined included), then shuts down.
+ *
+ * Any thread, including one started on another rank, may use global memory,
+ * locks, agora_malloc/agora_free, and create and join threads itself. Create
+ * is a release by the creator and an acquire by the new thread; a thread's
+ * return is a release and the join an acquire, so under every protocol the
+ * new thread sees what its creator wrote and the joiner what the thread
+ * wrote. Barriers and reductions stay for one thread per rank (the SPMD
+ * model); fork-join threads synchronise with locks and joins.
+ *
+ * fn must be a function of the program (or of a library loaded on every
+ * rank); it is found on the target rank by module and offset, so ASLR does
+ * not matter. arg and the return value travel as 64 bits, verbatim: pass
+ * integers or pointers to global memory, never pointers to a stack or to
+ * malloc'd memory (they mean nothing on another rank). A thread ends by
+ * returning from fn (not pthread_exit). */
+typedef struct agora_thread {
+    int32_t rank; /* where the thread runs */
+    uint32_t pad;
+    uint64_t id;  /* assigned by that rank; 0 in a handle of no thread */
+} agora_thread_t;
+
+/* Starts fn(arg). The k-th thread created by this rank with
+ * agora_thread_create (k = 0, 1, ...) runs on rank (k / T) % N, where T is
+ * AGORA_THREADS_PER_RANK (default 1) and N the number of ranks. Returns once
+ * the target rank has started it; on error *t is a handle of no thread. */
+int agora_thread_create(agora_thread_t *t, void *(*fn)(void *), void *arg);
+/* The same on an explicit rank (does not count towards k above). A rank
+ * outside 0..N-1 is AGORA_ERR_INVALID_ARGUMENT. */
+int agora_thread_create_on(agora_thread_t *t, int rank, void *(*fn)(void *), void *arg);
+/* Waits for the thread (on any rank) to return and stores its return value
+ * in *ret (if ret is not NULL). A thread is joined once, by one thread:
+ * joining it again, concurrently, from itself, or a handle of no thread is
+ * AGORA_ERR_INVALID_ARGUMENT at once, never a hang. */
+int agora_thread_join(agora_thread_t t, void **ret);
 
 /* ---- Introspection --------------------------------------------------------*/
 const char *agora_protocol_name(void);

@@ -133,6 +133,44 @@ int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op) {
   return rt->reduce(buf, count, (agora::ReduceType)type, (agora::ReduceOp)op);
 }
 
+// rank -1 with placed: the placement rule.
+static int thread_create(const char *fn_name, agora_thread_t *t, bool placed, int rank,
+                         void *(*fn)(void *), void *arg) {
+  RUNTIME_OR(fn_name, AGORA_ERR_NOT_INITIALIZED);
+  if (!t || !fn) {
+    agora::log_error("%s: %s is NULL", fn_name, !t ? "the thread handle" : "the function");
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  *t = agora_thread_t{-1, 0, 0};
+  if (!placed && (rank < 0 || rank >= rt->nranks())) {
+    agora::log_error("%s: rank %d is not between 0 and %d", fn_name, rank, rt->nranks() - 1);
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  agora::Rank where = -1;
+  uint64_t id = 0;
+  int status = rt->thread_create(rank, fn, arg, &where, &id);
+  if (status == 0) *t = agora_thread_t{where, 0, id};
+  return status;
+}
+
+int agora_thread_create(agora_thread_t *t, void *(*fn)(void *), void *arg) {
+  return thread_create("agora_thread_create", t, true, -1, fn, arg);
+}
+
+int agora_thread_create_on(agora_thread_t *t, int rank, void *(*fn)(void *), void *arg) {
+  return thread_create("agora_thread_create_on", t, false, rank, fn, arg);
+}
+
+int agora_thread_join(agora_thread_t t, void **ret) {
+  RUNTIME_OR("agora_thread_join", AGORA_ERR_NOT_INITIALIZED);
+  if (t.rank < 0 || t.rank >= rt->nranks() || t.id == 0) {
+    agora::log_error("agora_thread_join: (rank %d, id %llu) is not a thread handle (a failed create?)",
+                     (int)t.rank, (unsigned long long)t.id);
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  return rt->thread_join(t.rank, t.id, ret);
+}
+
 const char *agora_protocol_name(void) {
   RUNTIME_OR("agora_protocol_name", "");
   return rt->config().protocol.c_str();

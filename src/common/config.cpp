@@ -96,6 +96,16 @@ bool config_from_env(Config *out, std::string *error,
     }
     c.service_sleep_us = (uint32_t)us;
   }
+  if (const char *v = env("AGORA_THREADS_PER_RANK")) {
+    char *end = nullptr;
+    long n = std::strtol(v, &end, 10);
+    if (*end || n < 1 || n > 65536) {
+      *error = std::string("AGORA_THREADS_PER_RANK=") + v +
+               " is not a whole number of threads between 1 and 65536";
+      return false;
+    }
+    c.threads_per_rank = (uint32_t)n;
+  }
   if (const char *v = env("AGORA_DEBUG")) {
     if (!parse_bool("AGORA_DEBUG", v, &c.debug, error)) return false;
   }

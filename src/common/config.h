@@ -17,6 +17,7 @@ struct Config {
   ServiceMode service = ServiceMode::Adaptive;  // AGORA_SERVICE
   uint32_t service_sleep_us = 1000;     // AGORA_SERVICE_SLEEP_US: longest idle nap of the service thread
   bool debug = false;                   // AGORA_DEBUG
+  uint32_t threads_per_rank = 1;        // AGORA_THREADS_PER_RANK: agora_thread_create placement
 };
 
 // Fills *out from the environment. On a bad value returns false and sets

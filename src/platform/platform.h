@@ -9,6 +9,9 @@
 //  - fault_*: a SIGSEGV handler that passes faults inside the global range to
 //    one callback and treats every other fault exactly as the program would
 //    without Agora (previous handler, else default action: the process dies).
+//  - code_ref_*: a function pointer of one program, as (module, offset), so
+//    that it means the same function in another process of the same
+//    program even though ASLR loads each module at a different address.
 //  - everything returns false/negative on failure and leaves errno set.
 #pragma once
 #include <cstddef>
@@ -41,6 +44,11 @@ bool vm_protect(void *addr, size_t len, Access access);
 using FaultCallback = bool (*)(void *addr, bool is_write);
 bool fault_handler_install(FaultCallback callback, uintptr_t lo, uintptr_t hi);
 void fault_handler_uninstall();
+// A thread started while its creator was inside the fault handler (a
+// faulting thread handles messages while it waits) inherits SIGSEGV
+// blocked, and its first fault would kill the process: threads the runtime
+// starts call this first.
+void fault_signal_unblock();
 
 // Doorbell: lets a process on the same host wake a napping thread of
 // another. The waiting thread calls doorbell_block() once, then naps in
@@ -51,6 +59,14 @@ void doorbell_ring(int pid, int tid);
 int process_id();
 int thread_id();
 std::string host_name();
+
+// Function pointers across ranks: module is "" for the executable, else the
+// shared library's path as loaded; offset is from the module's load base.
+// Both fail (with a message in *error) unless the address is in an
+// executable segment of a loaded module.
+bool code_ref_from_address(const void *fn, std::string *module, uint64_t *offset,
+                           std::string *error);
+void *code_ref_to_address(const std::string &module, uint64_t offset, std::string *error);
 
 double now_seconds();          // monotonic
 void sleep_us(uint32_t us);    // nanosleep

@@ -2,6 +2,9 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
+#include <dlfcn.h>
+#include <link.h>
 #include <cstring>
 #include <ctime>
 #include <pthread.h>
@@ -126,6 +129,13 @@ void fault_handler_uninstall() {
   g_callback = nullptr;
 }
 
+void fault_signal_unblock() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGSEGV);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
+
 // SIGURG, thread-directed: it stays pending for the one thread that blocks it.
 static sigset_t doorbell_signal() {
   sigset_t set;
@@ -154,6 +164,99 @@ std::string host_name() {
   char name[256] = {};
   gethostname(name, sizeof name - 1);
   return name;
+}
+
+namespace {
+// One walk over the loaded modules (the executable comes first, named "").
+struct ModuleQuery {
+  // In: find the module holding `addr`, or (by_name) the one named `name`.
+  bool by_name = false;
+  uintptr_t addr = 0;
+  const std::string *name = nullptr;
+  // Out.
+  bool found = false;
+  bool executable = false;  // addr lies in an executable segment
+  uintptr_t bias = 0;       // dlpi_addr: load address minus link address
+  std::string module;
+  bool first = true;
+};
+
+bool in_executable_segment(const dl_phdr_info *info, uintptr_t addr, bool *in_any) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+    if (addr >= lo && addr < lo + ph.p_memsz) {
+      *in_any = true;
+      return (ph.p_flags & PF_X) != 0;
+    }
+  }
+  return false;
+}
+
+int visit_module(dl_phdr_info *info, size_t, void *data) {
+  auto *q = (ModuleQuery *)data;
+  std::string name = q->first ? std::string() : std::string(info->dlpi_name ? info->dlpi_name : "");
+  q->first = false;
+  if (q->by_name) {
+    if (name != *q->name) return 0;
+    q->addr += info->dlpi_addr;  // offset -> address
+  }
+  bool in_any = false;
+  bool exec = in_executable_segment(info, q->addr, &in_any);
+  if (!in_any && !q->by_name) return 0;
+  q->found = true;
+  q->executable = exec;
+  q->bias = info->dlpi_addr;
+  q->module = name;
+  return 1;
+}
+
+std::string module_label(const std::string &module) {
+  return module.empty() ? std::string("the executable") : module;
+}
+}  // namespace
+
+bool code_ref_from_address(const void *fn, std::string *module, uint64_t *offset,
+                           std::string *error) {
+  Dl_info di{};
+  if (!fn || !dladdr(fn, &di)) {
+    char msg[160];
+    std::snprintf(msg, sizeof msg, "%p is not in the executable or any loaded library", fn);
+    *error = msg;
+    return false;
+  }
+  ModuleQuery q;
+  q.addr = (uintptr_t)fn;
+  dl_iterate_phdr(visit_module, &q);
+  if (!q.found || !q.executable) {
+    char msg[512];
+    std::snprintf(msg, sizeof msg, "%p is not code (it lies in a data segment of %s)", fn,
+                  q.found ? module_label(q.module).c_str() : di.dli_fname);
+    *error = msg;
+    return false;
+  }
+  *module = q.module;
+  *offset = (uintptr_t)fn - q.bias;
+  return true;
+}
+
+void *code_ref_to_address(const std::string &module, uint64_t offset, std::string *error) {
+  ModuleQuery q;
+  q.by_name = true;
+  q.name = &module;
+  q.addr = offset;
+  dl_iterate_phdr(visit_module, &q);
+  if (!q.found || !q.executable) {
+    char msg[512];
+    std::snprintf(msg, sizeof msg, "%s (offset 0x%llx): %s", module_label(module).c_str(),
+                  (unsigned long long)offset,
+                  q.found ? "not code here (do all ranks run the same program?)"
+                          : "not loaded in this process (load the library on every rank)");
+    *error = msg;
+    return nullptr;
+  }
+  return (void *)q.addr;
 }
 
 double now_seconds() {

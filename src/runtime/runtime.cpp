@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <system_error>
 
 #include "common/log.h"
 
@@ -34,6 +35,11 @@ void abort_job(int status) {
 }
 
 enum MemoryOp : uint16_t { kFreeRequest = 1, kFreeReply = 2 };
+
+// The agora thread running on this OS thread (id 0: not one, e.g. main), so
+// that a thread joining itself is an error rather than a hang.
+thread_local Rank tl_thread_rank = -1;
+thread_local uint64_t tl_thread_id = 0;
 }  // namespace
 
 Runtime *Runtime::start(int *argc, char ***argv, int *status) {
@@ -75,6 +81,8 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   locks_.emplace(*this);
   barrier_.emplace(*this);
   reduce_.emplace(*this);
+  threads_.emplace(*this, *engine_,
+                   [this](uint64_t id, Payload fn, uint64_t arg) { return start_thread(id, fn, arg); });
   g_fault_target = this;
   on_exit(report_early_exit, nullptr);
   if (!platform::fault_handler_install(fault_trampoline, kBase, kBase + bytes)) {
@@ -90,7 +98,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
 }
 
 int Runtime::stop() {
-  barrier();
+  finish_threads();  // ends with a barrier
   // Let every reply this rank still owes leave before the service stops.
   {
     std::lock_guard<std::mutex> g(lock_);
@@ -189,14 +197,21 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
     case Channel::Barrier: barrier_->on_message(m); break;
     case Channel::Reduce: reduce_->on_message(m, p); break;
     case Channel::Memory: on_memory_message(m); break;
+    case Channel::Thread: threads_->on_message(m, p); break;
     default: fatal("message with unknown channel %u from rank %d", (unsigned)m.channel, m.src);
   }
 }
 
-void Runtime::wait(Waiter &w) {
+void Runtime::wait(Waiter &w, bool patient) {
   waiting_threads_.fetch_add(1);
   unsigned idle = 0;
+  bool polling = true;
+  double idle_since = 0;
   while (!w.done.load(std::memory_order_acquire)) {
+    if (!polling) {
+      platform::sleep_us(50);
+      continue;
+    }
     int got = 0;
     if (lock_.try_lock()) {
       got = poll_locked();
@@ -205,6 +220,14 @@ void Runtime::wait(Waiter &w) {
     if (got) {
       idle = 0;
     } else if (++idle > 256) {
+      if (idle == 257) idle_since = platform::now_seconds();
+      if (patient && (idle & 63) == 0 && platform::now_seconds() - idle_since > 2e-3) {
+        // Idle for 2 ms: the wait may be long (a join of a computing
+        // thread); the service thread takes over the messages.
+        waiting_threads_.fetch_sub(1);
+        polling = false;
+        continue;
+      }
       // Nothing to do for a while: another rank may need this core
       // (oversubscribed runs), so give it up briefly.
       platform::thread_yield();
@@ -212,7 +235,7 @@ void Runtime::wait(Waiter &w) {
       platform::cpu_relax();
     }
   }
-  waiting_threads_.fetch_sub(1);
+  if (polling) waiting_threads_.fetch_sub(1);
 }
 
 void Runtime::service_loop() {
@@ -376,19 +399,26 @@ void Runtime::on_memory_message(const MsgHeader &m) {
 
 uint64_t Runtime::create_locks(uint64_t count) {
   std::lock_guard<std::mutex> g(lock_);
+  if (tl_thread_id != 0) {
+    // An agora thread creates locks alone (no other rank calls with it):
+    // ids of this rank's own, clear of the collective ones.
+    uint64_t first = (1ull << 62) | ((uint64_t)rank() << 40) | next_thread_lock_id_;
+    next_thread_lock_id_ += count;
+    return first;
+  }
   uint64_t first = next_lock_id_;
   next_lock_id_ += count;
   return first;
 }
 
-int Runtime::timed_sync(const std::function<void(Waiter *)> &start) {
+int Runtime::timed_sync(const std::function<void(Waiter *)> &start, bool patient) {
   double t0 = platform::now_seconds();
   Waiter w;
   {
     std::lock_guard<std::mutex> g(lock_);
     start(&w);
   }
-  wait(w);
+  wait(w, patient);
   std::lock_guard<std::mutex> g(lock_);
   stats_.sync_time_s += platform::now_seconds() - t0;
   return w.status;
@@ -405,8 +435,8 @@ int Runtime::unlock(uint64_t id) {
   return status;
 }
 
-int Runtime::barrier() {
-  return timed_sync([&](Waiter *w) { barrier_->arrive(w); });
+int Runtime::barrier(bool patient) {
+  return timed_sync([&](Waiter *w) { barrier_->arrive(w); }, patient);
 }
 
 int Runtime::reduce(void *buf, size_t count, ReduceType type, ReduceOp op) {
@@ -417,6 +447,125 @@ int Runtime::reduce(void *buf, size_t count, ReduceType type, ReduceOp op) {
   int status = timed_sync([&](Waiter *w) { reduce_->start(local.data(), count, type, op, w); });
   std::memcpy(buf, local.data(), count * 8);
   return status;
+}
+
+// ---- fork-join threads ----------------------------------------------------------
+
+int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *where, uint64_t *id) {
+  // The function travels as (module, offset): ASLR loads the program at a
+  // different address on every rank.
+  std::string module, error;
+  uint64_t offset = 0;
+  if (!platform::code_ref_from_address((const void *)fn, &module, &offset, &error)) {
+    log_error("agora_thread_create: the function pointer cannot be run: %s", error.c_str());
+    return -2;
+  }
+  std::vector<std::byte> ref(sizeof offset + module.size());
+  std::memcpy(ref.data(), &offset, sizeof offset);
+  std::memcpy(ref.data() + sizeof offset, module.data(), module.size());
+  ThreadCreateOp op;
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    if (target < 0) target = (Rank)((threads_placed_++ / config_.threads_per_rank) % nranks());
+    threads_->create(target, {ref.data(), ref.size()}, (uint64_t)(uintptr_t)arg, &op);
+  }
+  wait(op.w);
+  if (op.w.status != 0) {
+    log_error("agora_thread_create: rank %d could not start the thread (see its message)", target);
+    return op.w.status;
+  }
+  *where = target;
+  *id = op.id;
+  return 0;
+}
+
+int Runtime::start_thread(uint64_t id, Payload fn, uint64_t arg) {
+  uint64_t offset = 0;
+  std::memcpy(&offset, fn.data, sizeof offset);
+  std::string module((const char *)fn.data + sizeof offset, fn.size - sizeof offset), error;
+  void *code = platform::code_ref_to_address(module, offset, &error);
+  if (!code) {
+    log_error("agora_thread_create: cannot find the thread's function on this rank: %s",
+              error.c_str());
+    return -2;
+  }
+  os_threads_.fetch_add(1);
+  try {
+    std::thread([this, id, code, arg] {
+      run_thread(id, (void *(*)(void *))code, (void *)(uintptr_t)arg);
+    }).detach();
+  } catch (const std::system_error &e) {
+    os_threads_.fetch_sub(1);
+    log_error("agora_thread_create: cannot start an OS thread on this rank: %s", e.what());
+    return -3;
+  }
+  return 0;
+}
+
+void Runtime::run_thread(uint64_t id, void *(*fn)(void *), void *arg) {
+  platform::fault_signal_unblock();
+  tl_thread_rank = rank();
+  tl_thread_id = id;
+  void *ret = fn(arg);
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    threads_->exited(id, (uint64_t)(uintptr_t)ret);
+  }
+  os_threads_.fetch_sub(1, std::memory_order_release);
+}
+
+int Runtime::thread_join(Rank where, uint64_t id, void **ret) {
+  if (id != 0 && where == tl_thread_rank && id == tl_thread_id) {
+    log_error("agora_thread_join: a thread cannot join itself (rank %d, id %llu)", where,
+              (unsigned long long)id);
+    return -2;
+  }
+  ThreadJoinOp op;
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    threads_->join(where, id, &op);
+  }
+  wait(op.w, true);
+  if (op.w.status != 0) {
+    const char *why = op.error == JoinError::AlreadyJoined ? "was already joined"
+                      : op.error == JoinError::BeingJoined ? "is already being joined by another thread"
+                                                           : "was never created";
+    log_error("agora_thread_join: thread (rank %d, id %llu) %s", where, (unsigned long long)id, why);
+    return op.w.status;
+  }
+  if (ret) *ret = (void *)(uintptr_t)op.ret;
+  return 0;
+}
+
+void Runtime::finish_threads() {
+  // In the fork-join model the other ranks reach finalize at once and run
+  // here the threads the main rank places on them, so finalize must wait
+  // until no agora thread runs, or can still be created, on any rank. Counts
+  // only grow: two rounds with the same totals mean no rank did anything in
+  // between, and then created == ended means no thread is left.
+  int64_t last[2] = {0, 0};  // before the first round nothing had happened
+  for (;;) {
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> g(lock_);
+        if (threads_->running() == 0) break;
+      }
+      platform::sleep_us(100);  // the service thread serves meanwhile
+    }
+    barrier(true);
+    int64_t now[2];
+    {
+      std::lock_guard<std::mutex> g(lock_);
+      now[0] = (int64_t)threads_->created();
+      now[1] = (int64_t)threads_->ended();
+    }
+    reduce(now, 2, ReduceType::Int64, ReduceOp::Sum);
+    if (now[0] == last[0] && now[1] == last[1] && now[0] == now[1]) break;
+    last[0] = now[0];
+    last[1] = now[1];
+  }
+  // Threads that have ended may still be returning from run_thread.
+  while (os_threads_.load(std::memory_order_acquire) > 0) platform::thread_yield();
 }
 
 }  // namespace agora

@@ -25,6 +25,7 @@
 #include "sync/barrier_service.h"
 #include "sync/lock_service.h"
 #include "sync/reduce_service.h"
+#include "sync/thread_service.h"
 #include "transport/mpi/mpi_transport.h"
 
 namespace agora {
@@ -57,8 +58,11 @@ class Runtime final : public EngineHost {
   uint64_t create_locks(uint64_t count);
   int lock(uint64_t id);
   int unlock(uint64_t id);
-  int barrier();
+  int barrier(bool patient = false);
   int reduce(void *buf, size_t count, ReduceType type, ReduceOp op);
+  // Fork-join threads: target -1 places by the AGORA_THREADS_PER_RANK rule.
+  int thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *where, uint64_t *id);
+  int thread_join(Rank where, uint64_t id, void **ret);
   const Config &config() const { return config_; }
   const AddressSpace &space() const { return *space_; }
   std::string stats_json() const { return stats_.to_json(); }
@@ -66,16 +70,22 @@ class Runtime final : public EngineHost {
  private:
   Runtime() = default;
   bool init(int *argc, char ***argv, std::string *error);
-  // Polls until w completes; handles messages meanwhile.
-  void wait(Waiter &w);
+  // Polls until w completes; handles messages meanwhile. A patient wait
+  // (join, finalize: possibly long) stops polling after a while and sleeps,
+  // leaving the messages to the service thread and the core to computing
+  // threads.
+  void wait(Waiter &w, bool patient = false);
   // Starts a sync operation under the lock, waits for it, adds the time to sync_time_s.
-  int timed_sync(const std::function<void(Waiter *)> &start);
+  int timed_sync(const std::function<void(Waiter *)> &start, bool patient = false);
   int poll_locked();  // lock_ held
   void dispatch(const MsgHeader &m, Payload p);
   void service_loop();
   void on_memory_message(const MsgHeader &m);
   int free_local(uint64_t offset);
   void report_stats();
+  int start_thread(uint64_t id, Payload fn, uint64_t arg);  // ThreadService's starter
+  void run_thread(uint64_t id, void *(*fn)(void *), void *arg);
+  void finish_threads();  // finalize: until no agora thread runs on any rank
 
   Config config_;
   MpiTransport transport_;
@@ -86,8 +96,12 @@ class Runtime final : public EngineHost {
   std::optional<LockService> locks_;
   std::optional<BarrierService> barrier_;
   std::optional<ReduceService> reduce_;
+  std::optional<ThreadService> threads_;
+  uint64_t threads_placed_ = 0;       // agora_thread_create calls here (placement rule)
+  std::atomic<int> os_threads_{0};    // agora threads of this rank whose OS thread still runs
   Stats stats_;
   uint64_t next_lock_id_ = 0;
+  uint64_t next_thread_lock_id_ = 0;  // locks created by agora threads (not collective)
 
   std::mutex lock_;
   std::thread service_;

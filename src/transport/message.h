@@ -11,7 +11,9 @@
 
 namespace agora {
 
-enum class Channel : uint16_t { Protocol = 1, Lock = 2, Barrier = 3, Reduce = 4, Memory = 5 };
+enum class Channel : uint16_t {
+  Protocol = 1, Lock = 2, Barrier = 3, Reduce = 4, Memory = 5, Thread = 6
+};
 
 struct MsgHeader {
   Channel channel;
