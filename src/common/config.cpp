@@ -96,6 +96,15 @@ bool config_from_env(Config *out, std::string *error,
     }
     c.service_sleep_us = (uint32_t)us;
   }
+  if (const char *v = env("AGORA_INTERVALS")) {
+    std::string s(v);
+    if (s == "lazy") c.intervals = IntervalPolicy::Lazy;
+    else if (s == "aggressive") c.intervals = IntervalPolicy::Aggressive;
+    else {
+      *error = "AGORA_INTERVALS=" + s + " is not an interval policy; allowed: lazy, aggressive";
+      return false;
+    }
+  }
   if (const char *v = env("AGORA_THREADS_PER_RANK")) {
     char *end = nullptr;
     long n = std::strtol(v, &end, 10);

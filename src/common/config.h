@@ -8,6 +8,8 @@
 namespace agora {
 
 enum class ServiceMode { Adaptive, Poll };
+// hlrc: when an interval ends (see src/protocol/hlrc/hlrc_engine.h).
+enum class IntervalPolicy { Lazy, Aggressive };
 
 struct Config {
   std::string protocol = "sc";          // AGORA_PROTOCOL
@@ -18,6 +20,7 @@ struct Config {
   uint32_t service_sleep_us = 1000;     // AGORA_SERVICE_SLEEP_US: longest idle nap of the service thread
   bool debug = false;                   // AGORA_DEBUG
   uint32_t threads_per_rank = 1;        // AGORA_THREADS_PER_RANK: agora_thread_create placement
+  IntervalPolicy intervals = IntervalPolicy::Lazy;  // AGORA_INTERVALS (hlrc): lazy or aggressive
 };
 
 // Fills *out from the environment. On a bad value returns false and sets

@@ -82,6 +82,20 @@ std::string stats_report_table(const std::vector<Stats> &per_rank, const std::st
     row(std::to_string(r).c_str(), per_rank[r]);
   }
   row("total", total);
+  if (total.intervals || total.twins) {  // lazy release consistency at work
+    std::snprintf(buf, sizeof buf, "%6s %9s %9s %12s %9s %9s %9s %9s\n", "rank", "intervals", "twins",
+                  "diffs", "diff_bytes", "notices", "stale", "kept_max");
+    s += buf;
+    for (size_t r = 0; r < per_rank.size(); ++r) {
+      const Stats &st = per_rank[r];
+      std::snprintf(buf, sizeof buf, "%6zu %9llu %9llu %12llu %9llu %9llu %9llu %9llu\n", r,
+                    (unsigned long long)st.intervals, (unsigned long long)st.twins,
+                    (unsigned long long)st.diffs_sent, (unsigned long long)st.diff_bytes,
+                    (unsigned long long)st.notices_applied, (unsigned long long)st.stale_replies,
+                    (unsigned long long)st.notices_kept_peak);
+      s += buf;
+    }
+  }
   return s;
 }
 

@@ -73,13 +73,18 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   if (!platform::vm_reserve(kBase, bytes, &range_, error)) return false;
   space_.emplace(kBase, bytes, page, nranks());
   arena_.emplace(space_->arena_first_page(rank()) * page, space_->arena_pages() * page, page);
-  // This rank's arena starts owned here: writable in the application view.
+  EngineOptions engine_options;
+  engine_options.intervals = config_.intervals;
+  engine_ = protocol_create(config_.protocol, *this, engine_options);
+  // This rank's arena is homed here: open in the application view as far as
+  // the protocol allows its home pages.
   platform::vm_protect((void *)space_->addr_of(space_->arena_first_page(rank())),
-                       space_->arena_pages() * page, Access::Write);
+                       space_->arena_pages() * page, engine_->home_access());
 
-  engine_ = protocol_create(config_.protocol, *this);
   locks_.emplace(*this);
+  locks_->attach(engine_.get());
   barrier_.emplace(*this);
+  barrier_->attach(engine_.get());
   reduce_.emplace(*this);
   threads_.emplace(*this, *engine_,
                    [this](uint64_t id, Payload fn, uint64_t arg) { return start_thread(id, fn, arg); });
@@ -193,8 +198,8 @@ int Runtime::poll_locked() {
 void Runtime::dispatch(const MsgHeader &m, Payload p) {
   switch (m.channel) {
     case Channel::Protocol: engine_->on_message(m, p); break;
-    case Channel::Lock: locks_->on_message(m); break;
-    case Channel::Barrier: barrier_->on_message(m); break;
+    case Channel::Lock: locks_->on_message(m, p); break;
+    case Channel::Barrier: barrier_->on_message(m, p); break;
     case Channel::Reduce: reduce_->on_message(m, p); break;
     case Channel::Memory: on_memory_message(m); break;
     case Channel::Thread: threads_->on_message(m, p); break;
@@ -308,7 +313,8 @@ void *Runtime::alloc_collective(uint64_t bytes, Placement placement, Rank on_ran
           run = p;
           in_run = true;
         } else if (!mine && in_run) {
-          platform::vm_protect((void *)space_->addr_of(run), (p - run) * page_size(), Access::Write);
+          platform::vm_protect((void *)space_->addr_of(run), (p - run) * page_size(),
+                               engine_->home_access());
           in_run = false;
         }
       }

@@ -60,6 +60,7 @@ class HlrcEngine final : public ProtocolEngine {
     Access access;
     bool dirty = false;     // written in the open interval
     bool fetching = false;  // a kFetch is outstanding
+    bool want_write = false;  // a waiter of the fetch is a write: install dirty
     std::vector<std::byte> twin;   // cached pages only, while dirty
     VectorTime need;               // cached pages: versions the notices seen require
     VectorTime version;            // home pages: diffs applied, per creator

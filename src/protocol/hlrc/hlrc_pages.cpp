@@ -38,6 +38,7 @@ void HlrcEngine::on_fault(PageId page, Access need, Waiter *w) {
   }
   if (s.access == Access::None) {  // cached page, invalid: fetch it, then retry
     s.waiters.push_back(w);
+    s.want_write |= need == Access::Write;
     if (!s.fetching) fetch(page, s);
     return;
   }
@@ -104,7 +105,9 @@ void HlrcEngine::install(PageId page, PageState &s, const std::byte *data) {
   }
   s.fetching = false;
   host_.stats().pages_fetched++;
-  host_.set_access(page, s.access);
+  if (s.want_write && !s.dirty) make_dirty(page, s);  // saves the writer a second fault
+  else host_.set_access(page, s.access);
+  s.want_write = false;
   std::vector<Waiter *> waiters;
   waiters.swap(s.waiters);
   for (Waiter *w : waiters) w->complete(0);
@@ -113,6 +116,7 @@ void HlrcEngine::install(PageId page, PageState &s, const std::byte *data) {
 void HlrcEngine::on_nack(const MsgHeader &m) {
   PageState &s = state(m.a);
   s.fetching = false;
+  s.want_write = false;
   std::vector<Waiter *> waiters;
   waiters.swap(s.waiters);
   for (Waiter *w : waiters) w->complete((int)(int64_t)m.b);
