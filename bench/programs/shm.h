@@ -3,7 +3,9 @@
  * Every benchmark program is written once against the SHM_* macros below and
  * compiled twice (as paper 000 did with its macro layer):
  *
- *   -DSHM_AGORA     one SPMD worker per MPI rank, global memory from Agora.
+ *   -DSHM_AGORA     T SPMD workers per MPI rank (T from "--threads-per-rank T"
+ *                   or BENCH_THREADS_PER_RANK; default 1), worker id =
+ *                   rank*T + t, global memory from Agora.
  *   -DSHM_PTHREADS  one process; main() spawns P threads that each run the same
  *                   SPMD worker with id 0..P-1 (P from "-p P", "--threads P"
  *                   or the environment variable BENCH_THREADS; default 2).
@@ -11,9 +13,10 @@
  * The programming model is the intersection of the two: SPMD workers, with
  * collective allocation (every worker calls SHM_ALLOC with the same size in the
  * same order and gets the same pointer), locks, barriers and all-reduce.
- * Program globals are *not* shared under Agora (every rank is a process), so
- * programs keep shared pointers in locals and only share memory obtained from
- * SHM_ALLOC.
+ * Program globals are *not* shared under Agora (every rank is a process) and
+ * are shared by the T workers of a rank, so programs keep shared pointers and
+ * per-worker state in locals (or SHM_TLS variables) and only share memory
+ * obtained from SHM_ALLOC.
  *
  * Typical main():
  *
@@ -78,17 +81,18 @@ static inline void shm_die(const char *fmt, ...)
     exit(2);
 }
 
-/* Remove "-p N" / "--threads N" / "--threads=N" from argv (both builds accept
- * it so that command lines are interchangeable). Returns N or 0 if absent. */
-static inline int shm__strip_threads_arg(int *argc, char ***argv)
+/* Remove the integer option `name N` / `name=N` (and `alias N` if alias is
+ * not NULL) from argv. Returns N, or 0 if absent. */
+static inline int shm__strip_int_arg(int *argc, char ***argv, const char *name, const char *alias)
 {
     int n = 0, out = 1;
     char **av = *argv;
+    size_t len = strlen(name);
     for (int i = 1; i < *argc; i++) {
-        if ((strcmp(av[i], "-p") == 0 || strcmp(av[i], "--threads") == 0) && i + 1 < *argc) {
+        if ((strcmp(av[i], name) == 0 || (alias && strcmp(av[i], alias) == 0)) && i + 1 < *argc) {
             n = atoi(av[++i]);
-        } else if (strncmp(av[i], "--threads=", 10) == 0) {
-            n = atoi(av[i] + 10);
+        } else if (strncmp(av[i], name, len) == 0 && av[i][len] == '=') {
+            n = atoi(av[i] + len + 1);
         } else {
             av[out++] = av[i];
         }
@@ -96,6 +100,24 @@ static inline int shm__strip_threads_arg(int *argc, char ***argv)
     *argc = out;
     av[out] = NULL;
     return n;
+}
+
+/* "-p N" / "--threads N" (total workers; both builds accept it so that
+ * command lines are interchangeable) and "--threads-per-rank T" (Agora: T
+ * worker threads per rank; also accepted and ignored by the pthreads build). */
+static inline int shm__strip_threads_arg(int *argc, char ***argv)
+{
+    int a = shm__strip_int_arg(argc, argv, "--threads", "-p");
+    return a;
+}
+static inline int shm__strip_threads_per_rank_arg(int *argc, char ***argv)
+{
+    int t = shm__strip_int_arg(argc, argv, "--threads-per-rank", NULL);
+    if (t <= 0) {
+        const char *e = getenv("BENCH_THREADS_PER_RANK");
+        t = e ? atoi(e) : 0;
+    }
+    return t;
 }
 
 /* Page-granular home of byte `off` of an allocation of `total` bytes under
@@ -115,56 +137,287 @@ static inline int shm__block_home(size_t off, size_t total, int nprocs)
     return r;
 }
 
+/* ----------------------------------------------------------------------- */
+/* The thread team of one process: all P workers under pthreads, the T       */
+/* worker threads of one rank under Agora. Local barrier, a publication slot */
+/* for the results of calls one thread makes for all, and all-reduce slots.  */
+/* ----------------------------------------------------------------------- */
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define SHM_CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define SHM_CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define SHM_CPU_RELAX() ((void)0)
+#endif
+
+#define SHM_TLS _Thread_local
+
+static struct {
+    int n; /* threads in the team */
+    /* Barrier: spin briefly, then sleep on a futex -- what OpenMP runtimes
+     * do, and comparable to Agora's barrier, whose ranks poll before napping.
+     * A plain pthread_barrier_t puts every waiter to sleep at once, which on
+     * a loaded machine costs a scheduler round trip per barrier. Set
+     * BENCH_PTHREAD_BARRIER=1 to use pthread_barrier_wait instead. */
+    int use_pthread_barrier;
+    pthread_barrier_t barrier;
+    unsigned arrived;        /* atomic: threads at the current barrier */
+    unsigned generation;     /* atomic: completed barriers (futex word) */
+    unsigned sleepers;       /* atomic: threads that may sleep on the futex */
+    void *volatile publish;  /* thread 0 -> all: result of a collective call */
+    /* all-reduce slots, double-buffered so that one barrier per round
+     * suffices to reuse them: round k+2 reuses round k's buffer only after
+     * every thread has passed round k+1's first barrier, i.e. finished
+     * reading round k. */
+    uint64_t slots[2][SHM_MAX_PROCS][SHM_REDUCE_CHUNK];
+    uint64_t result[2][SHM_REDUCE_CHUNK]; /* Agora: the rank's reduced values */
+} shm__team;
+
+static _Thread_local int shm__lt;         /* thread index in the team; 0 in main() */
+static _Thread_local unsigned shm__round; /* all-reduce round counter */
+static double shm__t_start;               /* end of SHM_INIT, for total_s */
+
+static inline void shm__team_init(int n)
+{
+    if (n > SHM_MAX_PROCS)
+        shm_die("at most %d threads per process", SHM_MAX_PROCS);
+    shm__team.n = n;
+    const char *pb = getenv("BENCH_PTHREAD_BARRIER");
+    shm__team.use_pthread_barrier = pb && *pb && strcmp(pb, "0") != 0;
+    pthread_barrier_init(&shm__team.barrier, NULL, (unsigned)n);
+}
+
+static inline void shm__team_barrier(void)
+{
+    if (shm__team.n == 1)
+        return;
+    if (shm__team.use_pthread_barrier) {
+        pthread_barrier_wait(&shm__team.barrier);
+        return;
+    }
+    unsigned gen = __atomic_load_n(&shm__team.generation, __ATOMIC_ACQUIRE);
+    if (__atomic_add_fetch(&shm__team.arrived, 1, __ATOMIC_ACQ_REL) == (unsigned)shm__team.n) {
+        /* last to arrive: reset the count, then release the others (the
+         * count is reset before anyone can observe the new generation) */
+        __atomic_store_n(&shm__team.arrived, 0, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&shm__team.generation, 1, __ATOMIC_SEQ_CST);
+        /* seq_cst pairs with the sleepers' increment: either we see them or
+         * they see the new generation and do not sleep */
+        if (__atomic_load_n(&shm__team.sleepers, __ATOMIC_SEQ_CST))
+            syscall(SYS_futex, &shm__team.generation, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+        return;
+    }
+    for (int i = 0; i < 20000; i++) { /* about 0.1-1 ms */
+        if (__atomic_load_n(&shm__team.generation, __ATOMIC_ACQUIRE) != gen)
+            return;
+        SHM_CPU_RELAX();
+    }
+    __atomic_add_fetch(&shm__team.sleepers, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&shm__team.generation, __ATOMIC_SEQ_CST) == gen)
+        syscall(SYS_futex, &shm__team.generation, FUTEX_WAIT_PRIVATE, gen, NULL, NULL, 0);
+    __atomic_sub_fetch(&shm__team.sleepers, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Thread 0 of the team returns `p` (computed by thread 0 only) to every
+ * thread of the team. */
+static inline void *shm__team_publish(void *p)
+{
+    if (shm__team.n == 1)
+        return p;
+    if (shm__lt == 0)
+        shm__team.publish = p;
+    shm__team_barrier();
+    p = shm__team.publish;
+    shm__team_barrier(); /* nobody may overwrite publish before all have read it */
+    return p;
+}
+
+/* Combine the team's slots of round buffer g, elements [0,n), in thread
+ * order into out (so the result does not depend on timing). */
+static inline void shm__team_combine(unsigned g, size_t n, void *out, enum shm_type t, enum shm_op op)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (t == SHM_T_DOUBLE) {
+            double acc, v;
+            memcpy(&acc, &shm__team.slots[g][0][i], 8);
+            for (int r = 1; r < shm__team.n; r++) {
+                memcpy(&v, &shm__team.slots[g][r][i], 8);
+                acc = op == SHM_OP_SUM ? acc + v : op == SHM_OP_MIN ? fmin(acc, v) : fmax(acc, v);
+            }
+            memcpy((char *)out + i * 8, &acc, 8);
+        } else {
+            int64_t acc, v;
+            memcpy(&acc, &shm__team.slots[g][0][i], 8);
+            for (int r = 1; r < shm__team.n; r++) {
+                memcpy(&v, &shm__team.slots[g][r][i], 8);
+                acc = op == SHM_OP_SUM ? acc + v : op == SHM_OP_MIN ? (v < acc ? v : acc)
+                                                                    : (v > acc ? v : acc);
+            }
+            memcpy((char *)out + i * 8, &acc, 8);
+        }
+    }
+}
+
+struct shm__thread_arg {
+    int lt;
+    int (*fn)(void *);
+    void *arg;
+    int rc;
+};
+
+static inline void *shm__thread_main(void *p)
+{
+    struct shm__thread_arg *a = p;
+    shm__lt = a->lt;
+    a->rc = a->fn(a->arg);
+    return NULL;
+}
+
+/* Run fn on every thread of the team (thread 0 on its own thread too, so that
+ * every worker has a fresh thread-local state) and join them. Returns thread
+ * 0's exit code, or the first non-zero one of the others if thread 0's is 0. */
+static inline int shm__team_run(int (*fn)(void *), void *arg)
+{
+    int p = shm__team.n;
+    pthread_t th[SHM_MAX_PROCS];
+    struct shm__thread_arg a[SHM_MAX_PROCS];
+    for (int i = 0; i < p; i++) {
+        a[i] = (struct shm__thread_arg){i, fn, arg, 0};
+        if (pthread_create(&th[i], NULL, shm__thread_main, &a[i]) != 0)
+            shm_die("pthread_create failed");
+    }
+    int rc = 0;
+    for (int i = 0; i < p; i++) {
+        pthread_join(th[i], NULL);
+        if (!rc)
+            rc = a[i].rc;
+    }
+    return rc;
+}
+
 /* ======================================================================= */
 #ifdef SHM_AGORA
 /* ======================================================================= */
+/* N ranks x T worker threads per rank ("--threads-per-rank T" or
+ * BENCH_THREADS_PER_RANK; default 1): worker id = rank*T + t, nprocs = N*T.
+ * agora_barrier, agora_reduce, agora_alloc and agora_lock_create are per-rank
+ * collectives made by thread 0 of each rank between local barriers; locks are
+ * held by threads, and page faults may come from any thread. With T = 1 the
+ * calls go straight to Agora. */
 #include <agora/agora.h>
 
 typedef agora_lock_t shm_lock_t;
-#define SHM_TLS /* one worker per process: plain statics are private */
 #define SHM_BACKEND "agora"
 
-static inline int shm_id(void) { return agora_rank(); }
-static inline int shm_nprocs(void) { return agora_nranks(); }
+static int shm__rank, shm__nranks; /* cached at init */
+
+static inline int shm_threads_per_rank(void) { return shm__team.n; }
+static inline int shm_id(void) { return shm__rank * shm__team.n + shm__lt; }
+static inline int shm_nprocs(void) { return shm__nranks * shm__team.n; }
 static inline double shm_time(void) { return agora_wtime(); }
-static inline void shm_barrier(void) { agora_barrier(); }
-static inline void *shm_alloc(size_t bytes) { return agora_alloc(bytes); }
-static inline shm_lock_t *shm_lock_create(void) { return agora_lock_create(); }
-static inline shm_lock_t *shm_lock_array_create(size_t n) { return agora_lock_array_create(n); }
-static inline void shm_lock(shm_lock_t *l) { agora_lock(l); }
-static inline void shm_unlock(shm_lock_t *l) { agora_unlock(l); }
 static inline const char *shm_protocol(void) { return agora_protocol_name(); }
 
+/* Barrier over every worker of every rank; `hook` (may be NULL) runs on
+ * thread 0 of every rank right after the ranks' barrier, while the rank's
+ * other threads still wait. */
+static inline void shm__barrier_hook(void (*hook)(void))
+{
+    shm__team_barrier();
+    if (shm__lt == 0) {
+        agora_barrier();
+        if (hook)
+            hook();
+    }
+    shm__team_barrier();
+}
+static inline void shm_barrier(void) { shm__barrier_hook(NULL); }
+
+static inline void *shm_alloc(size_t bytes)
+{
+    return shm__team_publish(shm__lt == 0 ? agora_alloc(bytes) : NULL);
+}
+static inline shm_lock_t *shm_lock_array_create(size_t n)
+{
+    return shm__team_publish(shm__lt == 0 ? agora_lock_array_create(n) : NULL);
+}
+static inline shm_lock_t *shm_lock_create(void) { return shm_lock_array_create(1); }
+static inline void shm_lock(shm_lock_t *l) { agora_lock(l); }
+static inline void shm_unlock(shm_lock_t *l) { agora_unlock(l); }
+
+/* All-reduce in place over every worker: the rank's threads are combined in
+ * thread order, thread 0 all-reduces that over the ranks (agora_reduce
+ * combines in rank order), and every thread copies the result, so every
+ * worker gets the same bits. */
 static inline void shm_reduce(void *buf, size_t count, enum shm_type t, enum shm_op op)
 {
-    agora_reduce(buf, count, t == SHM_T_DOUBLE ? AGORA_DOUBLE : AGORA_INT64,
-                 op == SHM_OP_SUM ? AGORA_SUM : op == SHM_OP_MIN ? AGORA_MIN : AGORA_MAX);
+    agora_type_t at = t == SHM_T_DOUBLE ? AGORA_DOUBLE : AGORA_INT64;
+    agora_op_t ao = op == SHM_OP_SUM ? AGORA_SUM : op == SHM_OP_MIN ? AGORA_MIN : AGORA_MAX;
+    if (shm__team.n == 1) {
+        agora_reduce(buf, count, at, ao);
+        return;
+    }
+    for (size_t base = 0; base < count; base += SHM_REDUCE_CHUNK) {
+        size_t n = count - base < SHM_REDUCE_CHUNK ? count - base : SHM_REDUCE_CHUNK;
+        unsigned g = shm__round++ & 1u;
+        char *b = (char *)buf + base * 8;
+        memcpy(shm__team.slots[g][shm__lt], b, n * 8);
+        shm__team_barrier();
+        if (shm__lt == 0) {
+            shm__team_combine(g, n, shm__team.result[g], t, op);
+            agora_reduce(shm__team.result[g], n, at, ao);
+        }
+        shm__team_barrier();
+        memcpy(b, shm__team.result[g], n * 8);
+    }
 }
-
-static double shm__t_start; /* end of SHM_INIT, for total_s */
 
 static inline void shm_init(int *argc, char ***argv)
 {
     if (agora_init(argc, argv) != AGORA_OK)
         shm_die("agora_init failed");
+    shm__rank = agora_rank();
+    shm__nranks = agora_nranks();
     int p = shm__strip_threads_arg(argc, argv);
-    if (p > 0 && p != agora_nranks() && agora_rank() == 0)
-        fprintf(stderr, "bench: note: -p %d ignored, running on %d Agora ranks\n", p,
-                agora_nranks());
+    int t = shm__strip_threads_per_rank_arg(argc, argv);
+    shm__team_init(t > 0 ? t : 1);
+    if (p > 0 && p != shm_nprocs() && shm__rank == 0)
+        fprintf(stderr, "bench: note: -p %d ignored, running on %d Agora ranks x %d threads\n", p,
+                shm__nranks, shm__team.n);
     shm__t_start = agora_wtime();
 }
 
-static inline int shm_run(shm_worker_fn fn, void *arg) { return fn(arg); }
-static inline void shm_finish(void) { agora_finalize(); }
+static inline int shm_run(shm_worker_fn fn, void *arg)
+{
+    return shm__team.n == 1 ? fn(arg) : shm__team_run(fn, arg);
+}
+static inline void shm_finish(void)
+{
+    agora_finalize();
+    pthread_barrier_destroy(&shm__team.barrier);
+}
 
-/* Home rank of byte `off` of the allocation at `base` (of `total` bytes). */
+/* Home unit (here: rank) of byte `off` of the allocation at `base` (of
+ * `total` bytes); worker ids rank*T .. rank*T+T-1 share it. */
 static inline int shm__home(const void *base, size_t off, size_t total)
 {
     int h = agora_home_of((const char *)base + off);
     if (h < 0) /* runtime cannot tell: assume the documented block placement */
-        h = shm__block_home(off, total, agora_nranks());
+        h = shm__block_home(off, total, shm__nranks);
     return h;
 }
+static inline int shm__workers_per_home(void) { return shm__team.n; }
+
+/* The rank's statistics are snapshot by thread 0 only (the counters are per
+ * rank, whatever thread caused them); the others report zeros. */
+static inline int shm__stats_owner(void) { return shm__lt == 0; }
 
 /* Snapshot this rank's statistics counters (values of shm_stat_names). The
  * runtime's JSON is scanned for "name": number; missing keys read as 0. */
@@ -190,52 +443,13 @@ static inline void shm__stats_snapshot(double out[SHM_NSTATS])
 /* ======================================================================= */
 #else /* SHM_PTHREADS */
 /* ======================================================================= */
-#include <limits.h>
-#include <linux/futex.h>
-#include <pthread.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-
-#if defined(__x86_64__) || defined(__i386__)
-#define SHM_CPU_RELAX() __builtin_ia32_pause()
-#elif defined(__aarch64__)
-#define SHM_CPU_RELAX() __asm__ __volatile__("yield")
-#else
-#define SHM_CPU_RELAX() ((void)0)
-#endif
 
 typedef pthread_mutex_t shm_lock_t;
-#define SHM_TLS _Thread_local
 #define SHM_BACKEND "pthreads"
 
-/* Process-wide state shared by the worker threads. */
-static struct {
-    int nprocs;
-    /* Barrier: spin briefly, then sleep on a futex -- what OpenMP runtimes
-     * do, and comparable to Agora's barrier, whose ranks poll before napping.
-     * A plain pthread_barrier_t puts every waiter to sleep at once, which on
-     * a loaded machine costs a scheduler round trip per barrier. Set
-     * BENCH_PTHREAD_BARRIER=1 to use pthread_barrier_wait instead. */
-    int use_pthread_barrier;
-    pthread_barrier_t barrier;
-    unsigned arrived;        /* atomic: workers at the current barrier */
-    unsigned generation;     /* atomic: completed barriers (futex word) */
-    unsigned sleepers;       /* atomic: workers that may sleep on the futex */
-    void *volatile publish; /* thread 0 -> all: result of a collective call */
-    /* all-reduce slots, double-buffered so that one barrier per reduce
-     * suffices: round k+2 reuses round k's buffer only after every thread has
-     * passed round k+1's barrier, i.e. finished reading round k. */
-    uint64_t slots[2][SHM_MAX_PROCS][SHM_REDUCE_CHUNK];
-} shm__g;
-
-static _Thread_local int shm__tid;         /* worker id; 0 in main() */
-static _Thread_local unsigned shm__round;  /* all-reduce round counter */
-static double shm__t_start;
-
-static inline int shm_id(void) { return shm__tid; }
-static inline int shm_nprocs(void) { return shm__g.nprocs; }
+static inline int shm_threads_per_rank(void) { return 1; }
+static inline int shm_id(void) { return shm__lt; }
+static inline int shm_nprocs(void) { return shm__team.n; }
 static inline const char *shm_protocol(void) { return "pthreads"; }
 
 static inline double shm_time(void)
@@ -245,65 +459,38 @@ static inline double shm_time(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static inline void shm_barrier(void)
+static inline void shm__barrier_hook(void (*hook)(void))
 {
-    if (shm__g.use_pthread_barrier) {
-        pthread_barrier_wait(&shm__g.barrier);
-        return;
-    }
-    unsigned gen = __atomic_load_n(&shm__g.generation, __ATOMIC_ACQUIRE);
-    if (__atomic_add_fetch(&shm__g.arrived, 1, __ATOMIC_ACQ_REL) == (unsigned)shm__g.nprocs) {
-        /* last to arrive: reset the count, then release the others (the
-         * count is reset before anyone can observe the new generation) */
-        __atomic_store_n(&shm__g.arrived, 0, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&shm__g.generation, 1, __ATOMIC_SEQ_CST);
-        /* seq_cst pairs with the sleepers' increment: either we see them or
-         * they see the new generation and do not sleep */
-        if (__atomic_load_n(&shm__g.sleepers, __ATOMIC_SEQ_CST))
-            syscall(SYS_futex, &shm__g.generation, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-        return;
-    }
-    for (int i = 0; i < 20000; i++) { /* about 0.1-1 ms */
-        if (__atomic_load_n(&shm__g.generation, __ATOMIC_ACQUIRE) != gen)
-            return;
-        SHM_CPU_RELAX();
-    }
-    __atomic_add_fetch(&shm__g.sleepers, 1, __ATOMIC_SEQ_CST);
-    while (__atomic_load_n(&shm__g.generation, __ATOMIC_SEQ_CST) == gen)
-        syscall(SYS_futex, &shm__g.generation, FUTEX_WAIT_PRIVATE, gen, NULL, NULL, 0);
-    __atomic_sub_fetch(&shm__g.sleepers, 1, __ATOMIC_SEQ_CST);
+    shm__team_barrier();
+    (void)hook; /* no runtime statistics to snapshot */
 }
+static inline void shm_barrier(void) { shm__team_barrier(); }
 
 /* Collective: thread 0 maps zero-filled, page-aligned memory (like
  * agora_alloc; anonymous mmap leaves first touch to the owning thread) and a
  * barrier publishes the pointer. */
 static inline void *shm_alloc(size_t bytes)
 {
-    if (shm__tid == 0) {
-        void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        shm__g.publish = (p == MAP_FAILED) ? NULL : p;
+    void *p = NULL;
+    if (shm__lt == 0) {
+        p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            p = NULL;
     }
-    shm_barrier();
-    void *p = shm__g.publish;
-    shm_barrier(); /* nobody may overwrite publish before all have read it */
-    return p;
+    return shm__team_publish(p);
 }
 
 static inline shm_lock_t *shm_lock_array_create(size_t n)
 {
-    if (shm__tid == 0) {
-        pthread_mutex_t *m = malloc(n * sizeof *m);
+    pthread_mutex_t *m = NULL;
+    if (shm__lt == 0) {
+        m = malloc(n * sizeof *m);
         if (!m)
             shm_die("out of memory for locks");
         for (size_t i = 0; i < n; i++)
             pthread_mutex_init(&m[i], NULL);
-        shm__g.publish = m;
     }
-    shm_barrier();
-    shm_lock_t *l = shm__g.publish;
-    shm_barrier();
-    return l;
+    return shm__team_publish(m);
 }
 static inline shm_lock_t *shm_lock_create(void) { return shm_lock_array_create(1); }
 static inline void shm_lock(shm_lock_t *l) { pthread_mutex_lock(l); }
@@ -317,88 +504,39 @@ static inline void shm_reduce(void *buf, size_t count, enum shm_type t, enum shm
         size_t n = count - base < SHM_REDUCE_CHUNK ? count - base : SHM_REDUCE_CHUNK;
         unsigned g = shm__round++ & 1u;
         char *b = (char *)buf + base * 8;
-        memcpy(shm__g.slots[g][shm__tid], b, n * 8);
-        shm_barrier();
-        for (size_t i = 0; i < n; i++) {
-            if (t == SHM_T_DOUBLE) {
-                double acc, v;
-                memcpy(&acc, &shm__g.slots[g][0][i], 8);
-                for (int r = 1; r < shm__g.nprocs; r++) {
-                    memcpy(&v, &shm__g.slots[g][r][i], 8);
-                    acc = op == SHM_OP_SUM ? acc + v : op == SHM_OP_MIN ? fmin(acc, v) : fmax(acc, v);
-                }
-                memcpy(b + i * 8, &acc, 8);
-            } else {
-                int64_t acc, v;
-                memcpy(&acc, &shm__g.slots[g][0][i], 8);
-                for (int r = 1; r < shm__g.nprocs; r++) {
-                    memcpy(&v, &shm__g.slots[g][r][i], 8);
-                    acc = op == SHM_OP_SUM ? acc + v : op == SHM_OP_MIN ? (v < acc ? v : acc)
-                                                                        : (v > acc ? v : acc);
-                }
-                memcpy(b + i * 8, &acc, 8);
-            }
-        }
+        memcpy(shm__team.slots[g][shm__lt], b, n * 8);
+        shm__team_barrier();
+        shm__team_combine(g, n, b, t, op);
     }
 }
 
 static inline void shm_init(int *argc, char ***argv)
 {
     int p = shm__strip_threads_arg(argc, argv);
+    int t = shm__strip_threads_per_rank_arg(argc, argv);
     if (p <= 0) {
         const char *e = getenv("BENCH_THREADS");
         p = e ? atoi(e) : 0;
     }
     if (p <= 0)
         p = 2;
-    if (p > SHM_MAX_PROCS)
-        shm_die("at most %d threads", SHM_MAX_PROCS);
-    shm__g.nprocs = p;
-    const char *pb = getenv("BENCH_PTHREAD_BARRIER");
-    shm__g.use_pthread_barrier = pb && *pb && strcmp(pb, "0") != 0;
-    pthread_barrier_init(&shm__g.barrier, NULL, (unsigned)p);
+    shm__team_init(p);
+    if (t > 1)
+        fprintf(stderr, "bench: note: --threads-per-rank %d ignored by the pthreads build (%d threads)\n",
+                t, p);
     shm__t_start = shm_time();
 }
 
-struct shm__thread_arg {
-    int id;
-    shm_worker_fn fn;
-    void *arg;
-    int rc;
-};
-
-static inline void *shm__thread_main(void *p)
-{
-    struct shm__thread_arg *a = p;
-    shm__tid = a->id;
-    a->rc = a->fn(a->arg);
-    return NULL;
-}
-
-/* Spawn P workers (worker 0 on its own thread too, so that every worker has a
- * fresh thread-local state) and return worker 0's exit code. */
-static inline int shm_run(shm_worker_fn fn, void *arg)
-{
-    int p = shm__g.nprocs;
-    pthread_t th[SHM_MAX_PROCS];
-    struct shm__thread_arg a[SHM_MAX_PROCS];
-    for (int i = 0; i < p; i++) {
-        a[i] = (struct shm__thread_arg){i, fn, arg, 0};
-        if (pthread_create(&th[i], NULL, shm__thread_main, &a[i]) != 0)
-            shm_die("pthread_create failed");
-    }
-    for (int i = 0; i < p; i++)
-        pthread_join(th[i], NULL);
-    return a[0].rc;
-}
-
-static inline void shm_finish(void) { pthread_barrier_destroy(&shm__g.barrier); }
+static inline int shm_run(shm_worker_fn fn, void *arg) { return shm__team_run(fn, arg); }
+static inline void shm_finish(void) { pthread_barrier_destroy(&shm__team.barrier); }
 
 static inline int shm__home(const void *base, size_t off, size_t total)
 {
     (void)base;
-    return shm__block_home(off, total, shm__g.nprocs);
+    return shm__block_home(off, total, shm__team.n);
 }
+static inline int shm__workers_per_home(void) { return 1; }
+static inline int shm__stats_owner(void) { return 0; }
 
 static inline void shm__stats_snapshot(double out[SHM_NSTATS])
 {
@@ -444,22 +582,23 @@ static inline void *shm_alloc_or_die(size_t bytes, const char *what)
 /* Owner-computes decomposition. Items [0, nitems) of `item_bytes` each live
  * in the allocation at `base`; worker `id` gets the items [*lo, *hi) whose
  * first byte its process homes under the allocation's placement (Agora's
- * default block placement: rank r homes the r-th 1/N of the pages). The
- * boundaries are computed for every worker from the same data, so the ranges
- * always partition [0, nitems) even if a rank homes nothing. Work decomposed
- * this way touches only local pages except at the boundaries. */
+ * default block placement: rank r homes the r-th 1/N of the pages). With T
+ * threads per rank, the rank's items are split evenly over its T workers.
+ * The boundaries are computed for every worker from the same data, so the
+ * ranges always partition [0, nitems) even if a rank homes nothing. Work
+ * decomposed this way touches only local pages except at the boundaries. */
 static inline void shm_owned_range(const void *base, size_t nitems, size_t item_bytes,
                                    int id, size_t *lo, size_t *hi)
 {
-    int np = shm_nprocs();
+    int per = shm__workers_per_home();
+    int nunits = shm_nprocs() / per, unit = id / per, sub = id % per;
     size_t total = nitems * item_bytes;
-    size_t prev = 0;
-    *lo = *hi = 0;
-    for (int r = 0; r <= id + 1; r++) {
+    size_t prev = 0, ulo = 0, uhi = 0;
+    for (int r = 0; r <= unit + 1; r++) {
         size_t b;
         if (r == 0)
             b = 0;
-        else if (r == np)
+        else if (r == nunits)
             b = nitems;
         else {
             /* first item whose home is >= r (homes are non-decreasing) */
@@ -475,14 +614,14 @@ static inline void shm_owned_range(const void *base, size_t nitems, size_t item_
         }
         if (b < prev)
             b = prev; /* keep the ranges a partition whatever the runtime says */
-        if (r == id)
-            *lo = b;
-        if (r == id + 1) {
-            *hi = b;
-            return;
-        }
+        if (r == unit)
+            ulo = b;
+        if (r == unit + 1)
+            uhi = b;
         prev = b;
     }
+    *lo = ulo + (uhi - ulo) * (size_t)sub / (size_t)per;
+    *hi = ulo + (uhi - ulo) * (size_t)(sub + 1) / (size_t)per;
 }
 
 /* Even split of n items over the workers (for work that is not tied to a
@@ -500,25 +639,40 @@ static SHM_TLS double shm__k_time;
 static SHM_TLS double shm__k_stats0[SHM_NSTATS];
 static SHM_TLS double shm__k_stats[SHM_NSTATS];
 
-/* Collective. Starts the timed region after a barrier. */
+static inline void shm__kernel_stats0(void) { shm__stats_snapshot(shm__k_stats0); }
+static inline void shm__kernel_stats1(void)
+{
+    shm__stats_snapshot(shm__k_stats);
+    for (int k = 0; k < SHM_NSTATS; k++)
+        shm__k_stats[k] -= shm__k_stats0[k];
+}
+
+/* Collective. Starts the timed region after a barrier. Under Agora, thread 0
+ * of every rank snapshots the rank's statistics inside the barrier, before
+ * any worker of the rank starts the kernel. */
 static inline void shm_kernel_begin(void)
 {
-    shm_barrier();
-    shm__stats_snapshot(shm__k_stats0);
+    shm__barrier_hook(shm__stats_owner() ? shm__kernel_stats0 : NULL);
     shm__k_t0 = shm_time();
 }
 
 /* Collective. Ends the timed region (after a barrier, so the slowest worker
- * counts) and returns its length in seconds. */
+ * counts) and returns its length in seconds; the statistics are snapshot
+ * inside the barrier, before any worker of the rank goes on. */
 static inline double shm_kernel_end(void)
 {
-    shm_barrier();
-    double t = shm_time();
-    shm__k_time = t - shm__k_t0;
-    shm__stats_snapshot(shm__k_stats);
-    for (int k = 0; k < SHM_NSTATS; k++)
-        shm__k_stats[k] -= shm__k_stats0[k];
+    shm__barrier_hook(shm__stats_owner() ? shm__kernel_stats1 : NULL);
+    shm__k_time = shm_time() - shm__k_t0;
     return shm__k_time;
+}
+
+/* Collective. The statistics of the last timed kernel summed over ranks
+ * (zeros under pthreads), indexed like shm_stat_names. */
+static inline void shm_kernel_stats_total(double out[SHM_NSTATS])
+{
+    /* only thread 0 of a rank holds the rank's counters; the others add 0 */
+    memcpy(out, shm__k_stats, SHM_NSTATS * sizeof out[0]);
+    shm_reduce(out, SHM_NSTATS, SHM_T_DOUBLE, SHM_OP_SUM);
 }
 
 /* Collective. Prints the one machine-readable result line from worker 0:
@@ -532,18 +686,17 @@ static inline int shm_report(const char *program, const char *variant, const cha
                              long iterations, int valid, const char *extra)
 {
     double st[SHM_NSTATS];
-    memcpy(st, shm__k_stats, sizeof st);
-    shm_reduce(st, SHM_NSTATS, SHM_T_DOUBLE, SHM_OP_SUM); /* totals over ranks */
+    shm_kernel_stats_total(st);
     if (shm_id() != 0)
         return 0;
     double total = shm_time() - shm__t_start;
     printf("BENCH_RESULT {\"program\":\"%s\",\"variant\":\"%s\",\"size\":\"%s\","
            "\"figure\":%.6g,\"figure_unit\":\"%s\",\"time_s\":%.6f,\"iterations\":%ld,"
            "\"valid\":%s,\"backend\":\"%s\",\"protocol\":\"%s\",\"nprocs\":%d,"
-           "\"total_s\":%.6f",
+           "\"threads_per_rank\":%d,\"total_s\":%.6f",
            program, variant, size, isfinite(figure) ? figure : 0.0, unit, time_s,
            iterations, valid ? "true" : "false", SHM_BACKEND, shm_protocol(), shm_nprocs(),
-           total);
+           shm_threads_per_rank(), total);
 #ifdef SHM_AGORA
     printf(",\"kernel_stats\":{");
     for (int k = 0; k < SHM_NSTATS; k++)
