@@ -3,8 +3,9 @@
  * Every benchmark program is written once against the SHM_* macros below and
  * compiled twice (as paper 000 did with its macro layer):
  *
- *   -DSHM_AGORA     T SPMD workers per MPI rank (T from "--threads-per-rank T"
- *                   or BENCH_THREADS_PER_RANK; default 1), worker id =
+ *   -DSHM_AGORA     T SPMD workers per MPI rank (T from "--threads-per-rank T",
+ *                   BENCH_THREADS_PER_RANK or AGORA_THREADS_PER_RANK; default
+ *                   1), worker id =
  *                   rank*T + t, global memory from Agora.
  *   -DSHM_PTHREADS  one process; main() spawns P threads that each run the same
  *                   SPMD worker with id 0..P-1 (P from "-p P", "--threads P"
@@ -113,8 +114,11 @@ static inline int shm__strip_threads_arg(int *argc, char ***argv)
 static inline int shm__strip_threads_per_rank_arg(int *argc, char ***argv)
 {
     int t = shm__strip_int_arg(argc, argv, "--threads-per-rank", NULL);
-    if (t <= 0) {
-        const char *e = getenv("BENCH_THREADS_PER_RANK");
+    /* then BENCH_THREADS_PER_RANK, then the runtime's AGORA_THREADS_PER_RANK
+     * (what "agorarun --threads-per-rank T" sets for fork-join placement) */
+    const char *vars[2] = {"BENCH_THREADS_PER_RANK", "AGORA_THREADS_PER_RANK"};
+    for (int k = 0; k < 2 && t <= 0; k++) {
+        const char *e = getenv(vars[k]);
         t = e ? atoi(e) : 0;
     }
     return t;
@@ -306,8 +310,9 @@ static inline int shm__team_run(int (*fn)(void *), void *arg)
 /* ======================================================================= */
 #ifdef SHM_AGORA
 /* ======================================================================= */
-/* N ranks x T worker threads per rank ("--threads-per-rank T" or
- * BENCH_THREADS_PER_RANK; default 1): worker id = rank*T + t, nprocs = N*T.
+/* N ranks x T worker threads per rank ("--threads-per-rank T" after the
+ * program name, BENCH_THREADS_PER_RANK or AGORA_THREADS_PER_RANK; default
+ * 1): worker id = rank*T + t, nprocs = N*T.
  * agora_barrier, agora_reduce, agora_alloc and agora_lock_create are per-rank
  * collectives made by thread 0 of each rank between local barriers; locks are
  * held by threads, and page faults may come from any thread. With T = 1 the
