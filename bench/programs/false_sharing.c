@@ -76,8 +76,8 @@ static int worker(void *arg)
                "%.4f ms/iter",
                cfg->pages, nwords, cfg->iters, np, t, 1e3 * t * per);
         if (strcmp(SHM_BACKEND, "agora") == 0)
-            printf(" faults/iter=%.1f msgs/iter=%.1f bytes/iter=%.0f",
-                   (st[0] + st[1]) * per, st[5] * per, st[6] * per);
+            printf(" faults/iter=%.1f msgs/iter=%.1f bytes/iter=%.0f diff_bytes/iter=%.0f",
+                   (st[0] + st[1]) * per, st[5] * per, st[6] * per, st[13] * per);
         printf("\n");
     }
     char size[64], extra[128];
