@@ -1,17 +1,22 @@
-/* false_sharing -- workers write disjoint, interleaved words of shared pages.
+/* false_sharing -- workers update disjoint, interleaved words of shared pages.
  *
  * An array of `pages` pages of 64-bit words; worker w of P owns the words
  * w, w+P, w+2P, ... (so every page is written by every worker, but no word by
- * two). Every iteration each worker writes a new value, derived from the
- * iteration number, into each of its words, then all meet at a barrier.
- * There is no true sharing at all: under a single-writer page protocol such
- * as `sc` the pages ping-pong between the ranks on every write fault; a
- * multiple-writer protocol (`hlrc`: twins and diffs) only moves the changed
- * words at the barrier. The headline figure is therefore bytes sent per
- * iteration (the runner's KB/iter), next to the time per iteration.
+ * two) -- per-worker accumulators packed into shared pages, the classic false
+ * sharing of SPLASH-style codes. Every iteration each worker updates each of
+ * its words `rounds` times, page by page (so all workers are on all pages
+ * at once), with `work` steps of computation before each update, then all
+ * meet at a barrier; the last round stores a value derived from the
+ * iteration. There is no true sharing at all: under a single-writer page
+ * protocol such as `sc` the pages ping-pong between the ranks for as long as
+ * the workers update them; a multiple-writer protocol (`hlrc`: twins and
+ * diffs) moves each page's changes once per iteration. The headline figure
+ * is bytes sent per iteration (the runner's KB/iter), next to the time.
  *
- * Usage: bench_false_sharing [-g PAGES] [-i ITERATIONS] [-p P]
- *   defaults 16 pages, 500 iterations (plus one untimed warm-up).
+ * Usage: bench_false_sharing [-g PAGES] [-i ITERATIONS] [-r ROUNDS] [-w WORK] [-p P]
+ *   defaults 16 pages, 100 iterations (plus one untimed warm-up), 4 rounds,
+ *   100 steps of work per update (about 0.7 us here; -r 1 -w 0: one plain
+ *   sweep of stores).
  * Figure: ms/iter.
  * Validation (every worker, after the kernel): every word holds the value of
  * the last iteration written by its owner, so a stale page or a lost write is
@@ -19,7 +24,7 @@
 #include "shm.h"
 
 struct config {
-    long pages, iters;
+    long pages, iters, rounds, work;
 };
 
 /* The value word i holds after iteration `it` (it >= 1): differs from every
@@ -40,9 +45,16 @@ static int worker(void *arg)
     for (size_t i = (size_t)id; i < nwords; i += (size_t)np)
         w[i] = value(1, i);
     shm_kernel_begin();
+    const size_t per_page = SHM_PAGE_SIZE / sizeof(uint64_t);
     for (long it = 2; it <= last; it++) {
-        for (size_t i = (size_t)id; i < nwords; i += (size_t)np)
-            w[i] = value(it, i);
+        for (long r = 1; r <= cfg->rounds; r++)
+            for (size_t k = (size_t)id; k < per_page; k += (size_t)np)
+                for (size_t p = 0; p < (size_t)cfg->pages; p++) {
+                    volatile double x = 1.0; /* the computation behind an update */
+                    for (long c = 0; c < cfg->work; c++) x = x * 1.0000001 + 1e-9;
+                    size_t i = p * per_page + k;
+                    w[i] = r == cfg->rounds ? value(it, i) : value(it, i) + (uint64_t)r;
+                }
         SHM_BARRIER();
     }
     double t = shm_kernel_end();
@@ -90,17 +102,21 @@ static int worker(void *arg)
 int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
-    struct config cfg = {.pages = 16, .iters = 500};
+    struct config cfg = {.pages = 16, .iters = 100, .rounds = 4, .work = 100};
     for (int i = 1; i < argc; i++) {
         if (shm_arg_is(argv[i], "-g", "--pages") && i + 1 < argc)
             cfg.pages = atol(argv[++i]);
         else if (shm_arg_is(argv[i], "-i", "--iterations") && i + 1 < argc)
             cfg.iters = atol(argv[++i]);
+        else if (shm_arg_is(argv[i], "-r", "--rounds") && i + 1 < argc)
+            cfg.rounds = atol(argv[++i]);
+        else if (shm_arg_is(argv[i], "-w", "--work") && i + 1 < argc)
+            cfg.work = atol(argv[++i]);
         else
-            return shm_usage("usage: %s [-g PAGES] [-i ITERATIONS] [-p P] [--threads-per-rank T]\n",
+            return shm_usage("usage: %s [-g PAGES] [-i ITERATIONS] [-r ROUNDS] [-w WORK] [-p P] [--threads-per-rank T]\n",
                              argv[0]);
     }
-    if (cfg.pages <= 0 || cfg.iters <= 0 || cfg.iters >= (1L << 30))
-        return shm_usage("false_sharing: pages and iterations must be positive\n");
+    if (cfg.pages <= 0 || cfg.iters <= 0 || cfg.iters >= (1L << 30) || cfg.rounds <= 0 || cfg.work < 0)
+        return shm_usage("false_sharing: pages, iterations and rounds must be positive, work not negative\n");
     return shm_run_and_finish(worker, &cfg);
 }
