@@ -11,6 +11,10 @@
 // per-creator version of the page; a reply older than the versions the
 // notices require, or a duplicate, is dropped (the request is resent).
 //
+// A home's own writes need no diff, and need no notice either while no other
+// rank holds a copy: home pages are write-tracked only once another rank
+// has fetched them, so owner-computes codes pay nothing for their own pages.
+//
 // Intervals are per rank, shared by all its threads (paper 001 §4.2). They
 // end when lock ownership passes to another rank, at barriers and at thread
 // create/exit (lazy policy), or additionally at every lock acquire
@@ -35,7 +39,9 @@ class HlrcEngine final : public ProtocolEngine {
   void on_fault(PageId page, Access need, Waiter *w) override;
   void on_message(const MsgHeader &m, Payload p) override;
   Access local_access(PageId page) const override;
-  Access home_access() const override { return Access::Read; }
+  // Home pages start writable: a page no other rank has a copy of needs no
+  // write notices (see cached_elsewhere).
+  Access home_access() const override { return Access::Write; }
 
   bool carries_consistency() const override { return true; }
   void release(std::function<void()> published) override;
@@ -64,6 +70,11 @@ class HlrcEngine final : public ProtocolEngine {
     std::vector<std::byte> twin;   // cached pages only, while dirty
     VectorTime need;               // cached pages: versions the notices seen require
     VectorTime version;            // home pages: diffs applied, per creator
+    // Home pages: another rank has fetched a copy. Until then the home's
+    // writes are not tracked (no faults, no notices): a later fetch gets
+    // them anyway. From then on the page is write-protected at the start of
+    // every interval, so the home's writes produce notices.
+    bool cached_elsewhere = false;
     std::vector<Waiter *> waiters;
   };
   bool is_home(PageId page) const { return host_.home_of(page) == host_.rank(); }

@@ -15,6 +15,15 @@ void HlrcEngine::home_serve(const MsgHeader &m) {
     return;
   }
   PageState &s = state(page);
+  if (!s.cached_elsewhere) {
+    // From now on the home's writes must produce notices. Protect before
+    // copying: a write racing with the copy then faults and is tracked.
+    s.cached_elsewhere = true;
+    if (s.access == Access::Write && !s.dirty) {
+      s.access = Access::Read;
+      host_.set_access(page, Access::Read);
+    }
+  }
   const Rank n = host_.nranks();
   std::vector<std::byte> reply(4 * (size_t)n + host_.page_size());
   for (Rank i = 0; i < n; ++i) {

@@ -20,14 +20,14 @@ HlrcEngine::PageState &HlrcEngine::state(PageId page) {
   auto it = pages_.find(page);
   if (it != pages_.end()) return it->second;
   PageState &s = pages_[page];
-  s.access = is_home(page) ? Access::Read : Access::None;
+  s.access = is_home(page) ? Access::Write : Access::None;
   return s;
 }
 
 Access HlrcEngine::local_access(PageId page) const {
   auto it = pages_.find(page);
   if (it != pages_.end()) return it->second.access;
-  return host_.home_of(page) == host_.rank() ? Access::Read : Access::None;
+  return host_.home_of(page) == host_.rank() ? Access::Write : Access::None;
 }
 
 void HlrcEngine::on_fault(PageId page, Access need, Waiter *w) {
