@@ -47,6 +47,35 @@ bool parse_bool(const char *name, const char *v, bool *out, std::string *error) 
   *error = std::string(name) + "=" + s + " is not a boolean; use 1 or 0";
   return false;
 }
+// A whole number in [lo, hi]; `unit` names what it counts in the message.
+bool parse_count(const char *name, const char *v, long lo, long hi, const char *unit,
+                 uint32_t *out, std::string *error) {
+  char *end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  if (*end || n < lo || n > hi) {
+    *error = std::string(name) + "=" + v + " is not a whole number of " + unit + " between " +
+             std::to_string(lo) + " and " + std::to_string(hi);
+    return false;
+  }
+  *out = (uint32_t)n;
+  return true;
+}
+
+// One of `names` (index into `values`); `what` names the kind in the message.
+template <typename T>
+bool parse_choice(const char *name, const char *v, const std::vector<std::pair<const char *, T>> &choices,
+                  const char *what, T *out, std::string *error) {
+  std::string allowed;
+  for (const auto &[text, value] : choices) {
+    if (text == std::string(v)) {
+      *out = value;
+      return true;
+    }
+    allowed += (allowed.empty() ? "" : ", ") + std::string(text);
+  }
+  *error = std::string(name) + "=" + v + " is not " + what + "; allowed: " + allowed;
+  return false;
+}
 }  // namespace
 
 bool config_from_env(Config *out, std::string *error,
@@ -78,42 +107,24 @@ bool config_from_env(Config *out, std::string *error,
   }
   if (const char *v = env("AGORA_STATS_JSON")) c.stats_json_path = v;
   if (const char *v = env("AGORA_SERVICE")) {
-    std::string s(v);
-    if (s == "adaptive") c.service = ServiceMode::Adaptive;
-    else if (s == "poll") c.service = ServiceMode::Poll;
-    else {
-      *error = "AGORA_SERVICE=" + s + " is not a service mode; allowed: adaptive, poll";
+    if (!parse_choice<ServiceMode>("AGORA_SERVICE", v,
+                                   {{"adaptive", ServiceMode::Adaptive}, {"poll", ServiceMode::Poll}},
+                                   "a service mode", &c.service, error))
       return false;
-    }
   }
   if (const char *v = env("AGORA_SERVICE_SLEEP_US")) {
-    char *end = nullptr;
-    long us = std::strtol(v, &end, 10);
-    if (*end || us < 1 || us > 1000000) {
-      *error = std::string("AGORA_SERVICE_SLEEP_US=") + v +
-               " is not a whole number of microseconds between 1 and 1000000";
+    if (!parse_count("AGORA_SERVICE_SLEEP_US", v, 1, 1000000, "microseconds", &c.service_sleep_us, error))
       return false;
-    }
-    c.service_sleep_us = (uint32_t)us;
   }
   if (const char *v = env("AGORA_INTERVALS")) {
-    std::string s(v);
-    if (s == "lazy") c.intervals = IntervalPolicy::Lazy;
-    else if (s == "aggressive") c.intervals = IntervalPolicy::Aggressive;
-    else {
-      *error = "AGORA_INTERVALS=" + s + " is not an interval policy; allowed: lazy, aggressive";
+    if (!parse_choice<IntervalPolicy>("AGORA_INTERVALS", v,
+                                      {{"lazy", IntervalPolicy::Lazy}, {"aggressive", IntervalPolicy::Aggressive}},
+                                      "an interval policy", &c.intervals, error))
       return false;
-    }
   }
   if (const char *v = env("AGORA_THREADS_PER_RANK")) {
-    char *end = nullptr;
-    long n = std::strtol(v, &end, 10);
-    if (*end || n < 1 || n > 65536) {
-      *error = std::string("AGORA_THREADS_PER_RANK=") + v +
-               " is not a whole number of threads between 1 and 65536";
+    if (!parse_count("AGORA_THREADS_PER_RANK", v, 1, 65536, "threads", &c.threads_per_rank, error))
       return false;
-    }
-    c.threads_per_rank = (uint32_t)n;
   }
   if (const char *v = env("AGORA_DEBUG")) {
     if (!parse_bool("AGORA_DEBUG", v, &c.debug, error)) return false;
