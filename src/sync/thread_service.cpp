@@ -14,16 +14,13 @@ void ThreadService::create(Rank target, Payload fn, uint64_t arg, ThreadCreateOp
   std::vector<std::byte> payload(fn.data, fn.data + fn.size);
   uint64_t token = (uint64_t)(uintptr_t)op, fn_size = fn.size;
   auto send = [this, target, arg, token, fn_size, payload]() mutable {
-    if (engine_.carries_consistency()) {
-      std::vector<std::byte> info;
-      engine_.release_info({}, &info);
-      payload.insert(payload.end(), info.begin(), info.end());
-    }
+    std::vector<std::byte> info;  // stays empty under a protocol without sync hooks (sc)
+    engine_.release_info({}, &info);
+    payload.insert(payload.end(), info.begin(), info.end());
     host_.send_request(target, {Channel::Thread, kCreate, 0, arg, token, fn_size},
                        {payload.data(), payload.size()});
   };
-  if (engine_.carries_consistency()) engine_.release(send);
-  else send();
+  engine_.release(send);  // sc: sends at once
 }
 
 int ThreadService::start_here(Payload fn, uint64_t arg, uint64_t *id) {
@@ -68,12 +65,11 @@ void ThreadService::exited(uint64_t id, uint64_t ret) {
   // and keep what the joiner must apply.
   auto done = [this, id] {
     Thread &t = threads_.at(id);
-    if (engine_.carries_consistency()) engine_.release_info({}, &t.release_info);
+    engine_.release_info({}, &t.release_info);
     t.finished = true;
     if (t.joiner.rank >= 0) finish(id);
   };
-  if (engine_.carries_consistency()) engine_.release(done);
-  else done();
+  engine_.release(done);
 }
 
 void ThreadService::finish(uint64_t id) {
@@ -94,7 +90,7 @@ void ThreadService::reply_join(Joiner j, JoinError error, uint64_t ret, Payload 
 
 void ThreadService::joined(uint64_t token, JoinError error, uint64_t ret, Payload info,
                            bool remote) {
-  if (remote && error == JoinError::None && engine_.carries_consistency()) engine_.acquire(info);
+  if (remote && error == JoinError::None) engine_.acquire(info);
   auto *op = reinterpret_cast<ThreadJoinOp *>(token);
   op->ret = ret;
   op->error = error;
@@ -105,7 +101,7 @@ void ThreadService::on_message(const MsgHeader &m, Payload p) {
   switch (m.op) {
     case kCreate: {
       // The new thread acquires what its creator released, before it runs.
-      if (engine_.carries_consistency()) engine_.acquire({p.data + m.c, p.size - m.c});
+      engine_.acquire({p.data + m.c, p.size - m.c});
       uint64_t id = 0;
       int status = start_here({p.data, m.c}, m.a, &id);
       host_.send(m.src, {Channel::Thread, kCreated, 0, id, m.b, (uint64_t)(int64_t)status});
