@@ -95,6 +95,7 @@ class HlrcEngine final : public ProtocolEngine {
   // ---- intervals (hlrc_intervals.cpp) ----
   void close_interval();
   void on_diffs_ack();
+  void note_notices_kept();  // stats: the most intervals held at once
   void when_published(std::function<void()> fn);
   void merge(Payload bundle, const char *what);
 

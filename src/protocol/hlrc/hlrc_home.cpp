@@ -24,13 +24,11 @@ void HlrcEngine::home_serve(const MsgHeader &m) {
       host_.set_access(page, Access::Read);
     }
   }
-  const Rank n = host_.nranks();
-  std::vector<std::byte> reply(4 * (size_t)n + host_.page_size());
-  for (Rank i = 0; i < n; ++i) {
-    uint32_t v = s.version.empty() ? 0 : s.version[i];
-    std::memcpy(reply.data() + 4 * i, &v, 4);
-  }
-  std::memcpy(reply.data() + 4 * n, host_.frame(page), host_.page_size());
+  std::vector<std::byte> reply;
+  reply.reserve(4 * (size_t)host_.nranks() + host_.page_size());
+  vector_time_append(s.version, host_.nranks(), &reply);
+  const std::byte *frame = host_.frame(page);
+  reply.insert(reply.end(), frame, frame + host_.page_size());
   host_.send(m.src, {Channel::Protocol, kPage, 0, page, 0, 0}, {reply.data(), reply.size()});
 }
 
@@ -48,9 +46,7 @@ void HlrcEngine::home_apply_diffs(const MsgHeader &m, Payload p) {
         !page_diff_apply(host_.frame(page), host_.page_size(), p.data + at, size))
       fatal("hlrc: malformed diff of page %llu from rank %d", (unsigned long long)page, m.src);
     at += size;
-    PageState &s = state(page);
-    if (s.version.empty()) s.version.assign(host_.nranks(), 0);
-    if (s.version[m.src] < interval) s.version[m.src] = interval;
+    vector_time_raise(&state(page).version, host_.nranks(), m.src, interval);
   }
   host_.send(m.src, {Channel::Protocol, kDiffsAck, 0, interval, 0, 0});
 }

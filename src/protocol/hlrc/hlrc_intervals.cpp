@@ -27,8 +27,7 @@ void HlrcEngine::close_interval() {
     }
     s.dirty = false;
     if (is_home(page)) {
-      if (s.version.empty()) s.version.assign(host_.nranks(), 0);
-      s.version[host_.rank()] = index;
+      vector_time_raise(&s.version, host_.nranks(), host_.rank(), index);
       continue;
     }
     std::vector<std::byte> &buf = to_home[host_.home_of(page)];
@@ -45,8 +44,7 @@ void HlrcEngine::close_interval() {
     host_.stats().diff_bytes += n;
     // A fetch still in flight was served before this diff reached the home:
     // its reply must not be installed over these writes.
-    if (s.need.empty()) s.need.assign(host_.nranks(), 0);
-    s.need[host_.rank()] = index;
+    vector_time_raise(&s.need, host_.nranks(), host_.rank(), index);
     s.twin.clear();
     s.twin.shrink_to_fit();
   }
@@ -57,8 +55,12 @@ void HlrcEngine::close_interval() {
   notices_.add_own(dirty_);
   dirty_.clear();
   host_.stats().intervals++;
-  host_.stats().notices_kept_peak =
-      std::max<uint64_t>(host_.stats().notices_kept_peak, notices_.intervals_kept());
+  note_notices_kept();
+}
+
+void HlrcEngine::note_notices_kept() {
+  uint64_t &peak = host_.stats().notices_kept_peak;
+  peak = std::max<uint64_t>(peak, notices_.intervals_kept());
 }
 
 void HlrcEngine::on_diffs_ack() {
@@ -91,8 +93,7 @@ void HlrcEngine::merge(Payload bundle, const char *what) {
     for (size_t i = 0; i < n; ++i) invalidate(pages[i], creator, index);
   });
   if (!ok) fatal("hlrc: malformed or incomplete write notices in a %s", what);
-  host_.stats().notices_kept_peak =
-      std::max<uint64_t>(host_.stats().notices_kept_peak, notices_.intervals_kept());
+  note_notices_kept();
 }
 
 void HlrcEngine::acquire(Payload info) {
@@ -107,34 +108,23 @@ void HlrcEngine::barrier_arrive(uint64_t epoch, std::function<void()> published)
   when_published([this, epoch, published = std::move(published)] {
     VectorTime &a = barrier_arrivals_[epoch];
     const VectorTime &vt = notices_.time();
-    if (a.empty()) a = vt;
-    for (size_t i = 0; i < a.size(); ++i) a[i] = std::max(a[i], vt[i]);
+    for (Rank i = 0; i < host_.nranks(); ++i) vector_time_raise(&a, host_.nranks(), i, vt[i]);
     published();
   });
 }
 
 void HlrcEngine::barrier_info(uint64_t epoch, std::vector<std::byte> *out) {
   // The largest arrival time heard of, then the notices.
-  VectorTime &a = barrier_arrivals_[epoch];
-  if (a.empty()) a.assign(host_.nranks(), 0);
-  for (uint32_t v : a) {
-    std::byte b[4];
-    std::memcpy(b, &v, 4);
-    out->insert(out->end(), b, b + 4);
-  }
+  vector_time_append(barrier_arrivals_[epoch], host_.nranks(), out);
   notices_.encode_bundle({}, out);
 }
 
 void HlrcEngine::barrier_receive(uint64_t epoch, Payload info) {
   const size_t vbytes = 4 * (size_t)host_.nranks();
   if (info.size < vbytes) fatal("hlrc: malformed barrier message");
+  VectorTime heard = vector_time_read(info.data, host_.nranks());
   VectorTime &a = barrier_arrivals_[epoch];
-  if (a.empty()) a.assign(host_.nranks(), 0);
-  for (size_t i = 0; i < a.size(); ++i) {
-    uint32_t v;
-    std::memcpy(&v, info.data + 4 * i, 4);
-    a[i] = std::max(a[i], v);
-  }
+  for (Rank i = 0; i < host_.nranks(); ++i) vector_time_raise(&a, host_.nranks(), i, heard[i]);
   merge({info.data + vbytes, info.size - vbytes}, "barrier message");
 }
 

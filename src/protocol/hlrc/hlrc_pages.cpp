@@ -75,15 +75,13 @@ void HlrcEngine::on_page(const MsgHeader &m, Payload p) {
     return;
   }
   if (!s.need.empty()) {
-    for (Rank i = 0; i < host_.nranks(); ++i) {
-      uint32_t v;
-      std::memcpy(&v, p.data + 4 * i, 4);
-      if (v < s.need[i]) {  // served before a write we were told of reached the home
+    VectorTime version = vector_time_read(p.data, host_.nranks());
+    for (Rank i = 0; i < host_.nranks(); ++i)
+      if (version[i] < s.need[i]) {  // served before a write we were told of reached the home
         host_.stats().stale_replies++;
         fetch(page, s);
         return;
       }
-    }
   }
   install(page, s, p.data + vbytes);
 }
@@ -125,8 +123,7 @@ void HlrcEngine::on_nack(const MsgHeader &m) {
 void HlrcEngine::invalidate(PageId page, Rank creator, uint32_t index) {
   if (is_home(page) || creator == host_.rank()) return;  // the home copy already has it
   PageState &s = state(page);
-  if (s.need.empty()) s.need.assign(host_.nranks(), 0);
-  if (s.need[creator] < index) s.need[creator] = index;
+  vector_time_raise(&s.need, host_.nranks(), creator, index);
   if (s.access != Access::None) {
     s.access = Access::None;  // a dirty page keeps its twin (2-way diffing)
     host_.set_access(page, Access::None);

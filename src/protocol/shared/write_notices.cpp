@@ -35,6 +35,21 @@ struct Reader {
 };
 }  // namespace
 
+void vector_time_raise(VectorTime *vt, Rank nranks, Rank i, uint32_t value) {
+  if (vt->empty()) vt->assign(nranks, 0);
+  (*vt)[i] = std::max((*vt)[i], value);
+}
+
+void vector_time_append(const VectorTime &vt, Rank nranks, std::vector<std::byte> *out) {
+  for (Rank i = 0; i < nranks; ++i) put<uint32_t>(out, vt.empty() ? 0 : vt[i]);
+}
+
+VectorTime vector_time_read(const std::byte *data, Rank nranks) {
+  VectorTime vt(nranks);
+  std::memcpy(vt.data(), data, 4 * (size_t)nranks);
+  return vt;
+}
+
 WriteNotices::WriteNotices(Rank self, Rank nranks)
     : self_(self), n_(nranks), known_(nranks, VectorTime(nranks, 0)), by_creator_(nranks) {}
 
@@ -48,7 +63,7 @@ uint32_t WriteNotices::add_own(const std::vector<PageId> &pages) {
 void WriteNotices::encode_view(std::vector<std::byte> *out) const {
   put<uint32_t>(out, (uint32_t)self_);
   put<uint32_t>(out, (uint32_t)n_);
-  for (uint32_t v : time()) put(out, v);
+  vector_time_append(time(), n_, out);
 }
 
 void WriteNotices::encode_bundle(Payload view, std::vector<std::byte> *out) {
@@ -69,7 +84,7 @@ void WriteNotices::encode_bundle(Payload view, std::vector<std::byte> *out) {
   }
   put<uint32_t>(out, (uint32_t)self_);
   put<uint32_t>(out, (uint32_t)n_);
-  for (uint32_t v : time()) put(out, v);
+  vector_time_append(time(), n_, out);
   bool matrix = n_ <= kMaxMatrixRanks;
   put<uint32_t>(out, matrix);
   if (matrix)

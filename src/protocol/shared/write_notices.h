@@ -27,6 +27,13 @@ namespace agora {
 
 using VectorTime = std::vector<uint32_t>;
 
+// Entry i := max(entry i, value), sizing an empty vector time to nranks
+// first (pages keep one only once they need it).
+void vector_time_raise(VectorTime *vt, Rank nranks, Rank i, uint32_t value);
+// On the wire: nranks u32 entries; an empty vector time goes as zeros.
+void vector_time_append(const VectorTime &vt, Rank nranks, std::vector<std::byte> *out);
+VectorTime vector_time_read(const std::byte *data, Rank nranks);
+
 class WriteNotices {
  public:
   WriteNotices(Rank self, Rank nranks);
