@@ -31,6 +31,16 @@ bool MpiTransport::init(int *argc, char ***argv, std::string *error) {
   MPI_Comm_dup(MPI_COMM_WORLD, &world_);
   MPI_Comm_rank(am_, &rank_);
   MPI_Comm_size(am_, &nranks_);
+  // Which ranks share a node: MPI's own notion (the launcher's node names),
+  // not gethostname(), which containers and emulated hosts may share.
+  MPI_Comm node;
+  MPI_Comm_split_type(world_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &node_nranks_);
+  Rank leader = rank_;
+  MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+  MPI_Comm_free(&node);
+  node_of_.assign(nranks_, 0);
+  MPI_Allgather(&leader, 1, MPI_INT, node_of_.data(), 1, MPI_INT, world_);
   return true;
 }
 

@@ -20,6 +20,10 @@ class MpiTransport {
   void finalize();
   Rank rank() const { return rank_; }
   Rank nranks() const { return nranks_; }
+  // Ranks that share this rank's node as MPI sees it (MPI_COMM_TYPE_SHARED:
+  // the ranks that can share memory), found once at init.
+  bool same_node(Rank r) const { return node_of_[r] == node_of_[rank_]; }
+  Rank node_nranks() const { return node_nranks_; }
 
   // Returns the bytes put on the wire (header + payload).
   size_t send(Rank dst, const MsgHeader &header, Payload payload);
@@ -40,6 +44,8 @@ class MpiTransport {
   MPI_Comm am_ = MPI_COMM_NULL;     // active messages
   MPI_Comm world_ = MPI_COMM_NULL;  // collectives
   Rank rank_ = 0, nranks_ = 1;
+  std::vector<Rank> node_of_;  // per rank: lowest world rank of its node
+  Rank node_nranks_ = 1;
   bool we_initialised_ = false;
   std::vector<Outgoing> inflight_;
   std::vector<std::vector<std::byte>> spare_;  // recycled send buffers
