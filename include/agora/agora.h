@@ -24,7 +24,9 @@ typedef enum agora_status {
     AGORA_ERR_NOT_HELD = -4,        /* unlock of a lock this thread does not hold */
     AGORA_ERR_BAD_POINTER = -5,     /* free of a pointer Agora did not allocate, or double free */
     AGORA_ERR_CONFIG = -6,          /* bad AGORA_* setting */
-    AGORA_ERR_TRANSPORT = -7
+    AGORA_ERR_TRANSPORT = -7,
+    AGORA_ERR_DEADLOCK = -8,        /* the call could never complete (a thread locking a lock it holds) */
+    AGORA_ERR_MISUSE = -9           /* called from a thread that may not (e.g. two threads of a rank in agora_barrier) */
 } agora_status_t;
 
 /* Start-up and shut-down (collective). agora_init calls MPI_Init unless the

@@ -1,5 +1,6 @@
 // The C API: argument checks and the "not initialised" guard, then the runtime.
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "agora/agora.h"
@@ -92,18 +93,35 @@ int agora_is_global(const void *ptr) {
   return rt->space().contains((uintptr_t)ptr);
 }
 
-agora_lock_t *agora_lock_create(void) { return agora_lock_array_create(1); }
-
-agora_lock_t *agora_lock_array_create(size_t count) {
+// call_site: the program's call, so that ranks' creations can be compared.
+static agora_lock_t *create_locks(size_t count, const void *call_site) {
   RUNTIME_OR("agora_lock_create", nullptr);
   if (count == 0) {
     agora::log_error("agora_lock_array_create: count must be at least 1");
     return nullptr;
   }
-  uint64_t first = rt->create_locks(count);
-  auto *locks = new agora_lock_t[count];
+  if (count > (1ull << 40)) {
+    agora::log_error("agora_lock_array_create: %zu locks is too many (at most 2^40)", count);
+    return nullptr;
+  }
+  auto *locks = new (std::nothrow) agora_lock_t[count];
+  if (!locks) {
+    agora::log_error("agora_lock_array_create: no memory for %zu lock handles", count);
+    return nullptr;
+  }
+  std::string module, error;
+  uint64_t site = 0;
+  if (agora::platform::code_ref_from_address(call_site, &module, &site, &error))
+    site ^= std::hash<std::string>{}(module);
+  uint64_t first = rt->create_locks(count, site);
   for (size_t i = 0; i < count; ++i) locks[i].id = first + i;
   return locks;
+}
+
+agora_lock_t *agora_lock_create(void) { return create_locks(1, __builtin_return_address(0)); }
+
+agora_lock_t *agora_lock_array_create(size_t count) {
+  return create_locks(count, __builtin_return_address(0));
 }
 
 int agora_lock(agora_lock_t *lock) {

@@ -1,5 +1,6 @@
 #include "runtime/runtime.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -83,9 +84,12 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
 
   locks_.emplace(*this);
   locks_->attach(engine_.get());
+  locks_->set_signatures([this](uint64_t id) { return lock_signature(id); });
   barrier_.emplace(*this);
   barrier_->attach(engine_.get());
+  barrier_->attach(&ledger_);
   reduce_.emplace(*this);
+  reduce_->attach(&ledger_);
   threads_.emplace(*this, *engine_,
                    [this](uint64_t id, Payload fn, uint64_t arg) { return start_thread(id, fn, arg); });
   g_fault_target = this;
@@ -325,7 +329,7 @@ void *Runtime::alloc_collective(uint64_t bytes, Placement placement, Rank on_ran
   int64_t v[8] = {(int64_t)bytes, (int64_t)placement, on_rank, ok,
                   -(int64_t)bytes, -(int64_t)placement, -on_rank, -(int64_t)ok};
   std::vector<int64_t> check(v, v + 8);
-  reduce(check.data(), 8, ReduceType::Int64, ReduceOp::Max);
+  reduce(check.data(), 8, ReduceType::Int64, ReduceOp::Max, CollectiveKind::Alloc);
   if (check[0] != -check[4] || check[1] != -check[5] || check[2] != -check[6])
     fatal("agora_alloc is collective: ranks called it with different arguments (bytes %lld..%lld, "
           "placement %lld..%lld, rank %lld..%lld)",
@@ -403,7 +407,26 @@ void Runtime::on_memory_message(const MsgHeader &m) {
 
 // ---- synchronisation -------------------------------------------------------------
 
-uint64_t Runtime::create_locks(uint64_t count) {
+namespace {
+uint64_t mix64(uint64_t x) {  // splitmix64's finaliser
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+uint64_t Runtime::lock_signature(uint64_t id) const {
+  auto after = std::upper_bound(lock_creations_.begin(), lock_creations_.end(), id,
+                                [](uint64_t v, const LockCreation &c) { return v < c.first; });
+  if (after == lock_creations_.begin()) return 0;
+  const LockCreation &c = *std::prev(after);
+  if (id >= c.first + c.count) return 0;
+  return mix64(c.signature + (id - c.first)) | 1;
+}
+
+uint64_t Runtime::create_locks(uint64_t count, uint64_t call_site) {
   std::lock_guard<std::mutex> g(lock_);
   if (tl_thread_id != 0) {
     // An agora thread creates locks alone (no other rank calls with it):
@@ -414,15 +437,18 @@ uint64_t Runtime::create_locks(uint64_t count) {
   }
   uint64_t first = next_lock_id_;
   next_lock_id_ += count;
+  // The signature: the creating call (site, how many creations before it, size).
+  uint64_t signature = mix64(call_site ^ mix64(lock_creations_.size() + 1) ^ mix64(count << 1));
+  lock_creations_.push_back({first, count, signature});
   return first;
 }
 
-int Runtime::timed_sync(const std::function<void(Waiter *)> &start, bool patient) {
+int Runtime::timed_sync(const std::function<int(Waiter *)> &start, bool patient) {
   double t0 = platform::now_seconds();
   Waiter w;
   {
     std::lock_guard<std::mutex> g(lock_);
-    start(&w);
+    if (int status = start(&w)) return status;
   }
   wait(w, patient);
   std::lock_guard<std::mutex> g(lock_);
@@ -431,7 +457,12 @@ int Runtime::timed_sync(const std::function<void(Waiter *)> &start, bool patient
 }
 
 int Runtime::lock(uint64_t id) {
-  return timed_sync([&](Waiter *w) { locks_->acquire(id, this_thread_token(), w); });
+  int status = timed_sync([&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w); });
+  if (status == -8)
+    log_error("agora_lock: this thread already holds lock %llu (locks are not recursive; waiting "
+              "would never end)",
+              (unsigned long long)id);
+  return status;
 }
 
 int Runtime::unlock(uint64_t id) {
@@ -441,16 +472,46 @@ int Runtime::unlock(uint64_t id) {
   return status;
 }
 
-int Runtime::barrier(bool patient) {
-  return timed_sync([&](Waiter *w) { barrier_->arrive(w); }, patient);
+// A collective called from a thread that may not: an agora thread (the
+// fork-join model has no barrier), or a second thread of the rank.
+static int collective_misuse(const char *fn, uint64_t agora_thread) {
+  if (agora_thread)
+    log_error("%s called from an agora thread (id %llu): collectives are for one thread per rank "
+              "in the SPMD model; fork-join threads synchronise with locks and joins",
+              fn, (unsigned long long)agora_thread);
+  else
+    log_error("%s: another thread of this rank is already in %s; call it from one thread per rank",
+              fn, fn);
+  return -9;
 }
 
-int Runtime::reduce(void *buf, size_t count, ReduceType type, ReduceOp op) {
+int Runtime::barrier(bool patient, CollectiveKind kind) {
+  if (tl_thread_id != 0) return collective_misuse(collective_name(kind), tl_thread_id);
+  int status = timed_sync([&](Waiter *w) {
+    if (barrier_->waiting()) return -9;
+    return barrier_->arrive(w, ledger_.begin(kind));
+  }, patient);
+  if (status == -9) collective_misuse(collective_name(kind), 0);
+  return status;
+}
+
+int Runtime::reduce(void *buf, size_t count, ReduceType type, ReduceOp op, CollectiveKind kind) {
+  const char *fn = collective_name(kind);
+  if (tl_thread_id != 0) return collective_misuse(fn, tl_thread_id);
+  if (count > ReduceService::kMaxCount) {
+    // Every rank must agree, so a count this rank cannot even send ends the job.
+    fatal("agora_reduce(count %zu): too many elements (at most %zu in one call)", count,
+          ReduceService::kMaxCount);
+  }
   // Work on a private copy: buf may itself be global memory, and touching it
   // under the lock could fault.
   std::vector<std::byte> local(count * 8);
   std::memcpy(local.data(), buf, count * 8);
-  int status = timed_sync([&](Waiter *w) { reduce_->start(local.data(), count, type, op, w); });
+  int status = timed_sync([&](Waiter *w) {
+    if (reduce_->waiting()) return -9;
+    return reduce_->start(local.data(), count, type, op, w, ledger_.begin(kind));
+  });
+  if (status == -9) return collective_misuse(fn, 0);
   std::memcpy(buf, local.data(), count * 8);
   return status;
 }
@@ -558,14 +619,14 @@ void Runtime::finish_threads() {
       }
       platform::sleep_us(100);  // the service thread serves meanwhile
     }
-    barrier(true);
+    barrier(true, CollectiveKind::Finalize);
     int64_t now[2];
     {
       std::lock_guard<std::mutex> g(lock_);
       now[0] = (int64_t)threads_->created();
       now[1] = (int64_t)threads_->ended();
     }
-    reduce(now, 2, ReduceType::Int64, ReduceOp::Sum);
+    reduce(now, 2, ReduceType::Int64, ReduceOp::Sum, CollectiveKind::Finalize);
     if (now[0] == last[0] && now[1] == last[1] && now[0] == now[1]) break;
     last[0] = now[0];
     last[1] = now[1];

@@ -23,6 +23,7 @@
 #include "platform/platform.h"
 #include "protocol/engine.h"
 #include "sync/barrier_service.h"
+#include "sync/collective_ledger.h"
 #include "sync/lock_service.h"
 #include "sync/reduce_service.h"
 #include "sync/thread_service.h"
@@ -55,11 +56,14 @@ class Runtime final : public EngineHost {
   void *alloc_collective(uint64_t bytes, Placement placement, Rank rank);
   void *malloc_local(uint64_t bytes);
   int free_any(void *ptr);
-  uint64_t create_locks(uint64_t count);
+  // call_site: where the program created the locks (module offset), for the
+  // check that every rank created the same locks.
+  uint64_t create_locks(uint64_t count, uint64_t call_site);
   int lock(uint64_t id);
   int unlock(uint64_t id);
-  int barrier(bool patient = false);
-  int reduce(void *buf, size_t count, ReduceType type, ReduceOp op);
+  int barrier(bool patient = false, CollectiveKind kind = CollectiveKind::Barrier);
+  int reduce(void *buf, size_t count, ReduceType type, ReduceOp op,
+             CollectiveKind kind = CollectiveKind::Reduce);
   // Fork-join threads: target -1 places by the AGORA_THREADS_PER_RANK rule.
   int thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *where, uint64_t *id);
   int thread_join(Rank where, uint64_t id, void **ret);
@@ -75,8 +79,10 @@ class Runtime final : public EngineHost {
   // leaving the messages to the service thread and the core to computing
   // threads.
   void wait(Waiter &w, bool patient = false);
-  // Starts a sync operation under the lock, waits for it, adds the time to sync_time_s.
-  int timed_sync(const std::function<void(Waiter *)> &start, bool patient = false);
+  // Starts a sync operation under the lock (start returns 0, or an error
+  // status and then nothing waits), waits for it, adds the time to sync_time_s.
+  int timed_sync(const std::function<int(Waiter *)> &start, bool patient = false);
+  uint64_t lock_signature(uint64_t id) const;
   int poll_locked();  // lock_ held
   void dispatch(const MsgHeader &m, Payload p);
   void service_loop();
@@ -101,6 +107,13 @@ class Runtime final : public EngineHost {
   std::atomic<int> os_threads_{0};    // agora threads of this rank whose OS thread still runs
   Stats stats_;
   uint64_t next_lock_id_ = 0;
+  // Collective lock creations of this rank, in id order: ids [first,
+  // first+count) and the signature of the creating call.
+  struct LockCreation {
+    uint64_t first, count, signature;
+  };
+  std::vector<LockCreation> lock_creations_;
+  CollectiveLedger ledger_;
   uint64_t next_thread_lock_id_ = 0;  // locks created by agora threads (not collective)
 
   std::mutex lock_;

@@ -6,14 +6,22 @@
 
 namespace agora {
 
-void BarrierService::arrive(Waiter *w) {
+int BarrierService::arrive(Waiter *w, uint64_t tag) {
+  if (waiter_) return -9;
   host_.stats().barriers++;
+  tag_ = tag;
   ++epoch_;
   round_ = 0;
   started_ = false;
   waiter_ = w;
   if (carries_consistency()) engine_->barrier_arrive(epoch_, [this] { start_rounds(); });
   else start_rounds();
+  return 0;
+}
+
+Rank BarrierService::awaited_rank() const {
+  Rank n = host_.nranks();
+  return (Rank)(((int64_t)host_.rank() - (1ll << round_) % n + n) % n);
 }
 
 void BarrierService::start_rounds() {
@@ -31,10 +39,11 @@ void BarrierService::send_round() {
   Rank to = (Rank)((host_.rank() + (1u << round_)) % (unsigned)n);
   std::vector<std::byte> info;
   if (carries_consistency()) engine_->barrier_info(epoch_, &info);
-  host_.send(to, {Channel::Barrier, 0, 0, epoch_, round_, 0}, {info.data(), info.size()});
+  host_.send(to, {Channel::Barrier, 0, 0, epoch_, round_, tag_}, {info.data(), info.size()});
 }
 
 void BarrierService::on_message(const MsgHeader &m, Payload p) {
+  if (ledger_) ledger_->observe(m.src, m.c);
   if (carries_consistency()) engine_->barrier_receive(m.a, p);
   arrived_[{m.a, (unsigned)m.b}]++;
   advance();

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "protocol/engine.h"
+#include "sync/collective_ledger.h"
 #include "transport/message.h"
 
 namespace agora {
@@ -17,7 +18,15 @@ class BarrierService {
  public:
   explicit BarrierService(ComponentHost &host) : host_(host) {}
   void attach(ProtocolEngine *engine) { engine_ = engine; }
-  void arrive(Waiter *w);
+  // Messages carry collective tags, checked against this ledger (may be null).
+  void attach(CollectiveLedger *ledger) { ledger_ = ledger; }
+  // Completes *w when every rank has arrived. Returns -9 (AGORA_ERR_MISUSE),
+  // without arriving, if a thread of this rank is already in the barrier.
+  int arrive(Waiter *w, uint64_t tag = 0);
+  bool waiting() const { return waiter_ != nullptr; }
+  // For hang reports: the epoch, and the rank whose signal this rank awaits.
+  uint64_t epoch() const { return epoch_; }
+  Rank awaited_rank() const;
   void on_message(const MsgHeader &m, Payload p);
 
  private:
@@ -29,6 +38,8 @@ class BarrierService {
 
   ComponentHost &host_;
   ProtocolEngine *engine_ = nullptr;
+  CollectiveLedger *ledger_ = nullptr;
+  uint64_t tag_ = 0;    // of the barrier in progress
   uint64_t epoch_ = 0;  // barriers this rank has entered
   unsigned round_ = 0;
   bool started_ = false;  // this rank's writes are published; rounds may run

@@ -1,20 +1,28 @@
 #include "sync/lock_service.h"
 
+#include <cinttypes>
+
+#include "common/log.h"
 #include "common/stats.h"
 
 namespace agora {
 
-void LockService::acquire(uint64_t lock, uint64_t thread, Waiter *w) {
+int LockService::acquire(uint64_t lock, uint64_t thread, Waiter *w) {
+  auto held = holder_thread_.find(lock);
+  if (held != holder_thread_.end() && held->second == thread) return -8;
+  uint64_t signature = signatures_ ? signatures_(lock) : 0;
   uint64_t token = (uint64_t)(uintptr_t)w;
   pending_thread_[token] = thread;
   Requester r{host_.rank(), token, {}};
   if (carries_consistency()) engine_->acquirer_view(&r.view);
   Rank mgr = manager_of(lock);
   if (mgr == host_.rank()) {
-    manager_request(lock, std::move(r));
+    manager_request(lock, std::move(r), signature);
   } else {
-    host_.send_request(mgr, {Channel::Lock, kRequest, 0, lock, token, 0}, {r.view.data(), r.view.size()});
+    host_.send_request(mgr, {Channel::Lock, kRequest, 0, lock, token, signature},
+                       {r.view.data(), r.view.size()});
   }
+  return 0;
 }
 
 int LockService::release(uint64_t lock, uint64_t thread) {
@@ -33,7 +41,7 @@ int LockService::release(uint64_t lock, uint64_t thread) {
 void LockService::on_message(const MsgHeader &m, Payload p) {
   switch (m.op) {
     case kRequest:
-      manager_request(m.a, {m.src, m.b, std::vector<std::byte>(p.data, p.data + p.size)});
+      manager_request(m.a, {m.src, m.b, std::vector<std::byte>(p.data, p.data + p.size)}, m.c);
       break;
     case kRelease: manager_release(m.a, m.src); break;
     case kGrant: granted_here(m.a, m.b, p); break;
@@ -43,13 +51,36 @@ void LockService::on_message(const MsgHeader &m, Payload p) {
   }
 }
 
-void LockService::manager_request(uint64_t lock, Requester r) {
+void LockService::check_signature(uint64_t lock, Managed &l, Rank from, uint64_t signature) {
+  if (l.signer < 0) {
+    uint64_t own = signatures_ ? signatures_(lock) : 0;
+    if (own) {
+      l.signature = own;
+      l.signer = host_.rank();
+    }
+  }
+  if (!signature) return;
+  if (l.signer < 0) {
+    l.signature = signature;
+    l.signer = from;
+  } else if (l.signature != signature) {
+    fatal("lock %" PRIu64 " is not the same lock on rank %d and rank %d: they created their locks "
+          "differently (a different number of agora_lock_create / agora_lock_array_create calls or "
+          "sizes before it). Creating locks is collective: every rank must create the same locks in "
+          "the same order",
+          lock, l.signer, from);
+  }
+}
+
+void LockService::manager_request(uint64_t lock, Requester r, uint64_t signature) {
   Managed &l = managed_[lock];
+  check_signature(lock, l, r.rank, signature);
   if (l.held) {
     l.queue.push_back(std::move(r));
     return;
   }
   l.held = true;
+  l.holder = r.rank;
   grant(lock, l, std::move(r));
 }
 
@@ -62,6 +93,7 @@ void LockService::manager_release(uint64_t lock, Rank releaser) {
   }
   Requester next = std::move(l.queue.front());
   l.queue.pop_front();
+  l.holder = next.rank;
   grant(lock, l, std::move(next));
 }
 
@@ -91,6 +123,18 @@ void LockService::hand_off(uint64_t lock, Requester r) {
     engine_->release_info({to->view.data(), to->view.size()}, &info);
     host_.send(to->rank, {Channel::Lock, kGrant, 0, lock, to->token, 0}, {info.data(), info.size()});
   });
+}
+
+std::string LockService::describe_contention() const {
+  std::string out;
+  for (const auto &[lock, l] : managed_) {
+    if (!l.held || l.queue.empty()) continue;
+    out += "lock " + std::to_string(lock) + " (managed here) is held by rank " + std::to_string(l.holder) +
+           "; waiting:";
+    for (const auto &r : l.queue) out += " rank " + std::to_string(r.rank);
+    out += "\n";
+  }
+  return out;
 }
 
 void LockService::granted_here(uint64_t lock, uint64_t token, Payload info) {

@@ -9,8 +9,16 @@
 // releaser to publish its writes and grant the lock itself, with the notices
 // the acquirer lacks (one extra message unless the manager is the releaser).
 // A lock passing between threads of one rank needs neither.
+//
+// Lock ids are handed out in creation order, so ranks that create different
+// numbers of locks would silently use different ids for "the same" lock. A
+// request carries the signature of the lock as the requester created it
+// (creation call and position, 0 if unknown); the manager compares it with
+// its own and with other requesters' and ends the job if they differ.
 #pragma once
 #include <deque>
+#include <functional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -25,8 +33,15 @@ class LockService {
   // The protocol whose sync hooks locks call (may be null: plain locks).
   void attach(ProtocolEngine *engine) { engine_ = engine; }
 
-  // Starts acquiring for `thread`; completes *w when granted.
-  void acquire(uint64_t lock, uint64_t thread, Waiter *w);
+  // Signature of a lock as this rank created it (0: unknown / not checked).
+  using Signatures = std::function<uint64_t(uint64_t lock)>;
+  void set_signatures(Signatures s) { signatures_ = std::move(s); }
+
+  // Starts acquiring for `thread`; completes *w when granted. Returns -8
+  // (AGORA_ERR_DEADLOCK), without waiting, if `thread` already holds it.
+  int acquire(uint64_t lock, uint64_t thread, Waiter *w);
+  // For hang reports: locks managed here that threads wait for, one line each.
+  std::string describe_contention() const;
   // Returns 0, or AGORA_ERR_NOT_HELD (-4) if `thread` does not hold `lock`.
   int release(uint64_t lock, uint64_t thread);
   void on_message(const MsgHeader &m, Payload p);
@@ -42,12 +57,16 @@ class LockService {
   };
   struct Managed {
     bool held = false;
+    Rank holder = -1;
     Rank last_releaser = -1;
+    uint64_t signature = 0;  // first known signature, and the rank it came from
+    Rank signer = -1;
     std::deque<Requester> queue;
   };
 
   bool carries_consistency() const { return engine_ && engine_->carries_consistency(); }
-  void manager_request(uint64_t lock, Requester r);
+  void manager_request(uint64_t lock, Requester r, uint64_t signature);
+  void check_signature(uint64_t lock, Managed &l, Rank from, uint64_t signature);
   void manager_release(uint64_t lock, Rank releaser);
   void grant(uint64_t lock, const Managed &l, Requester r);
   void hand_off(uint64_t lock, Requester r);
@@ -55,6 +74,7 @@ class LockService {
 
   ComponentHost &host_;
   ProtocolEngine *engine_ = nullptr;
+  Signatures signatures_;
   std::unordered_map<uint64_t, Managed> managed_;          // locks this rank manages
   std::unordered_map<uint64_t, uint64_t> holder_thread_;   // locks held on this rank -> thread
   std::unordered_map<uint64_t, uint64_t> pending_thread_;  // waiter token -> thread

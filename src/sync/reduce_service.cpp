@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/log.h"
+
 namespace agora {
 
 namespace {
@@ -16,9 +18,19 @@ void combine(T *acc, const T *in, size_t n, ReduceOp op) {
     }
   }
 }
+const char *type_name(uint64_t t) { return t == (uint64_t)ReduceType::Int64 ? "int64" : "double"; }
+const char *op_name(uint64_t o) {
+  return o == (uint64_t)ReduceOp::Sum ? "sum" : o == (uint64_t)ReduceOp::Min ? "min" : "max";
+}
 }  // namespace
 
-void ReduceService::start(void *data, size_t count, ReduceType type, ReduceOp op, Waiter *w) {
+uint64_t ReduceService::shape_of(size_t count, ReduceType type, ReduceOp op) const {
+  return (uint64_t)count | (uint64_t)type << 56 | (uint64_t)op << 60;
+}
+
+int ReduceService::start(void *data, size_t count, ReduceType type, ReduceOp op, Waiter *w, uint64_t tag) {
+  if (waiter_) return -9;
+  tag_ = tag;
   ++epoch_;
   data_ = data;
   count_ = count;
@@ -26,36 +38,53 @@ void ReduceService::start(void *data, size_t count, ReduceType type, ReduceOp op
   op_ = op;
   waiter_ = w;
   Payload mine{(const std::byte *)data, count * 8};
+  uint64_t shape = shape_of(count, type, op);
   if (host_.rank() == 0) {
-    root_add(epoch_, 0, mine);
+    root_add(epoch_, 0, shape, mine);
   } else {
-    host_.send(0, {Channel::Reduce, kContribute, 0, epoch_, count, 0}, mine);
+    host_.send(0, {Channel::Reduce, kContribute, 0, epoch_, shape, tag_}, mine);
   }
+  return 0;
 }
 
 void ReduceService::on_message(const MsgHeader &m, Payload p) {
-  if (m.op == kContribute) root_add(m.a, m.src, p);
+  if (ledger_) ledger_->observe(m.src, m.c);
+  if (m.op == kContribute) root_add(m.a, m.src, m.b, p);
   else deliver(p);
 }
 
-void ReduceService::root_add(uint64_t epoch, Rank from, Payload p) {
+void ReduceService::check_shapes(const std::vector<Contribution> &slots) const {
+  for (Rank r = 1; r < host_.nranks(); ++r) {
+    uint64_t a = slots[0].shape, b = slots[r].shape;
+    if (a == b && slots[r].data.size() == count_ * 8) continue;
+    uint64_t mask = (1ull << 56) - 1;
+    fatal("agora_reduce is collective: ranks passed different arguments (rank 0: %llu x %s %s, "
+          "rank %d: %llu x %s %s)",
+          (unsigned long long)(a & mask), type_name(a >> 56 & 15), op_name(a >> 60), r,
+          (unsigned long long)(b & mask), type_name(b >> 56 & 15), op_name(b >> 60));
+  }
+}
+
+void ReduceService::root_add(uint64_t epoch, Rank from, uint64_t shape, Payload p) {
   auto &slots = contributions_[epoch];
   slots.resize(host_.nranks());
-  slots[from].assign(p.data, p.data + p.size);
+  slots[from].shape = shape;
+  slots[from].data.assign(p.data, p.data + p.size);
   // The root can only combine once it has entered this reduce itself.
   if (++received_[epoch] < (unsigned)host_.nranks() || epoch != epoch_ || !waiter_) return;
-  std::vector<std::byte> acc = slots[0];
+  check_shapes(slots);
+  std::vector<std::byte> acc = slots[0].data;
   for (Rank r = 1; r < host_.nranks(); ++r) {
     if (type_ == ReduceType::Int64)
-      combine((int64_t *)acc.data(), (const int64_t *)slots[r].data(), count_, op_);
+      combine((int64_t *)acc.data(), (const int64_t *)slots[r].data.data(), count_, op_);
     else
-      combine((double *)acc.data(), (const double *)slots[r].data(), count_, op_);
+      combine((double *)acc.data(), (const double *)slots[r].data.data(), count_, op_);
   }
   contributions_.erase(epoch);
   received_.erase(epoch);
   Payload result{acc.data(), acc.size()};
   for (Rank r = 1; r < host_.nranks(); ++r)
-    host_.send(r, {Channel::Reduce, kResult, 0, epoch, count_, 0}, result);
+    host_.send(r, {Channel::Reduce, kResult, 0, epoch, count_, tag_}, result);
   deliver(result);
 }
 

@@ -2,18 +2,103 @@
  *   misbehave exit|kill|abort     rank 1 dies that way while the others wait
  *   misbehave segv                a wild pointer outside global memory
  *   misbehave unallocated         a global address no allocation covers
- *   misbehave ok                  does nothing wrong                         */
+ *   misbehave extra_barrier       rank 1 calls one barrier more than the others
+ *   misbehave alloc_one_rank      only rank 0 calls agora_alloc
+ *   misbehave reduce_count|reduce_type   ranks pass different reduce arguments
+ *   misbehave reduce_huge         a reduce count whose bytes overflow
+ *   misbehave lock_count          rank 0 creates one lock more, first
+ *   misbehave ok                  does nothing wrong
+ * Misuse that returns an error at once (the program checks it and passes):
+ *   misbehave lock_twice          a thread locks a lock it holds
+ *   misbehave barrier_threads     two threads of rank 0 call agora_barrier
+ *   misbehave barrier_agora_thread  a fork-join thread calls agora_barrier  */
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "check.h"
 
+static void *second_barrier(void *arg) {
+    (void)arg;
+    usleep(200 * 1000); /* main is in the barrier by now; rank 1 is not */
+    int status = agora_barrier();
+    CHECK(status == AGORA_ERR_MISUSE, "a second thread's barrier returned %d", status);
+    return NULL;
+}
+
+static void *thread_barrier(void *arg) {
+    (void)arg;
+    return (void *)(intptr_t)agora_barrier();
+}
+
+/* Misuse the runtime reports at once; returns 1 if `how` was one of them. */
+static int misuse_at_once(const char *how) {
+    if (!strcmp(how, "lock_twice")) {
+        agora_lock_t *lk = agora_lock_create();
+        CHECK(agora_lock(lk) == 0, "lock failed");
+        int status = agora_lock(lk);
+        CHECK(status == AGORA_ERR_DEADLOCK, "locking a held lock returned %d", status);
+        CHECK(agora_unlock(lk) == 0, "the lock is no longer held after the refused relock");
+        CHECK(agora_unlock(lk) == AGORA_ERR_NOT_HELD, "unlocked twice");
+    } else if (!strcmp(how, "barrier_threads")) {
+        pthread_t t;
+        if (agora_rank() == 0) pthread_create(&t, NULL, second_barrier, NULL);
+        if (agora_rank() == 1) usleep(1000 * 1000);
+        CHECK(agora_barrier() == 0, "main's barrier failed");
+        if (agora_rank() == 0) pthread_join(t, NULL);
+    } else if (!strcmp(how, "barrier_agora_thread")) {
+        if (agora_rank() == 0) {
+            agora_thread_t t;
+            void *ret = NULL;
+            CHECK(agora_thread_create_on(&t, agora_nranks() - 1, thread_barrier, NULL) == 0, "create");
+            CHECK(agora_thread_join(t, &ret) == 0, "join");
+            CHECK((intptr_t)ret == AGORA_ERR_MISUSE, "agora_barrier in an agora thread returned %d",
+                  (int)(intptr_t)ret);
+        }
+        agora_finalize();
+        PASS(how);
+        exit(0);
+    } else {
+        return 0;
+    }
+    agora_barrier();
+    agora_finalize();
+    PASS(how);
+    exit(0);
+}
+
 int main(int argc, char **argv) {
     agora_init(&argc, &argv);
     const char *how = argc > 1 ? argv[1] : "ok";
+    misuse_at_once(how);
     int *data = agora_alloc(4096 * 4);
     agora_barrier();
+    int me = agora_rank();
+    if (!strcmp(how, "extra_barrier") && me == 1) agora_barrier();
+    if (!strcmp(how, "alloc_one_rank") && me == 0) agora_alloc(4096);
+    if (!strcmp(how, "reduce_count") || !strcmp(how, "reduce_type")) {
+        double v[2] = {1, 2};
+        agora_type_t type = !strcmp(how, "reduce_type") && me == 1 ? AGORA_INT64 : AGORA_DOUBLE;
+        size_t count = !strcmp(how, "reduce_count") && me == 1 ? 2 : 1;
+        agora_reduce(v, count, type, AGORA_SUM);
+    }
+    if (!strcmp(how, "reduce_huge")) {
+        double v = 1;
+        agora_reduce(&v, (size_t)1 << 61, AGORA_DOUBLE, AGORA_SUM);
+    }
+    if (!strcmp(how, "lock_count")) {
+        if (me == 0) agora_lock_create(); /* a lock only rank 0 makes */
+        agora_lock_t *lk = agora_lock_create();
+        long *counter = agora_alloc(sizeof(long));
+        for (int i = 0; i < 1000; i++) {
+            agora_lock(lk);
+            ++*counter;
+            agora_unlock(lk);
+        }
+        agora_barrier();
+        CHECK(*counter == 1000L * agora_nranks(), "counter %ld", *counter);
+    }
     if (agora_rank() == 1 || agora_nranks() == 1) {
         if (!strcmp(how, "exit")) exit(3);
         if (!strcmp(how, "kill")) raise(SIGKILL);
