@@ -126,6 +126,13 @@ bool config_from_env(Config *out, std::string *error,
     if (!parse_count("AGORA_THREADS_PER_RANK", v, 1, 65536, "threads", &c.threads_per_rank, error))
       return false;
   }
+  if (const char *v = env("AGORA_HANG_WARN")) {
+    if (!parse_count("AGORA_HANG_WARN", v, 1, 86400 * 365, "seconds", &c.hang_warn_s, error)) return false;
+  }
+  if (const char *v = env("AGORA_HANG_TIMEOUT")) {
+    if (!parse_count("AGORA_HANG_TIMEOUT", v, 0, 86400 * 365, "seconds", &c.hang_timeout_s, error))
+      return false;
+  }
   if (const char *v = env("AGORA_DEBUG")) {
     if (!parse_bool("AGORA_DEBUG", v, &c.debug, error)) return false;
   }

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/types.h"
 
@@ -58,6 +59,8 @@ bool doorbell_wait(uint32_t us);  // naps up to us; true if rung
 void doorbell_ring(int pid, int tid);
 int process_id();
 int thread_id();
+// The kernel thread ids of this process's threads (from /proc/self/task).
+std::vector<int> thread_ids();
 std::string host_name();
 
 // Function pointers across ranks: module is "" for the executable, else the

@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <cstring>
@@ -159,6 +161,16 @@ void doorbell_ring(int pid, int tid) { syscall(SYS_tgkill, pid, tid, SIGURG); }
 
 int process_id() { return getpid(); }
 int thread_id() { return (int)syscall(SYS_gettid); }
+
+std::vector<int> thread_ids() {
+  std::vector<int> ids;
+  if (DIR *d = opendir("/proc/self/task")) {
+    while (dirent *e = readdir(d))
+      if (e->d_name[0] != '.') ids.push_back(std::atoi(e->d_name));
+    closedir(d);
+  }
+  return ids;
+}
 
 std::string host_name() {
   char name[256] = {};

@@ -59,6 +59,8 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   // Configuration first: a bad setting must fail before MPI starts.
   if (!config_from_env(&config_, error, protocol_names())) return false;
   log_set_debug(config_.debug);
+  // Threads that MPI starts are not the application's (the hang watch counts those).
+  std::vector<int> threads_before = platform::thread_ids();
   if (!transport_.init(argc, argv, error)) return false;
   log_set_rank(rank());
   g_abort_transport = &transport_;
@@ -98,9 +100,20 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
     *error = "cannot install the SIGSEGV handler";
     return false;
   }
+  HangWatch::Options watch_options;
+  watch_options.warn_after = config_.hang_warn_s;
+  watch_options.timeout = config_.hang_timeout_s;
+  watch_.emplace(*this, watch_options, [this] { return hang_snapshot(); });
   running_ = true;
   service_ = std::thread([this] { service_loop(); });
   exchange_doorbells();
+  {
+    std::vector<int> after = platform::thread_ids();
+    std::sort(threads_before.begin(), threads_before.end());
+    std::sort(after.begin(), after.end());
+    std::set_difference(after.begin(), after.end(), threads_before.begin(), threads_before.end(),
+                        std::back_inserter(internal_threads_));
+  }
   log_debug("started: protocol %s, %llu bytes of global memory at %p", engine_->name(),
             (unsigned long long)bytes, (void *)kBase);
   return barrier() == 0;
@@ -108,6 +121,12 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
 
 int Runtime::stop() {
   finish_threads();  // ends with a barrier
+  {
+    // Nothing can hang from here on; and a watch message sent now could
+    // reach a rank that has finalised MPI.
+    std::lock_guard<std::mutex> g(lock_);
+    watch_->stop();
+  }
   // Let every reply this rank still owes leave before the service stops.
   {
     std::lock_guard<std::mutex> g(lock_);
@@ -149,6 +168,7 @@ void Runtime::report_stats() {
 
 void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
   header.src = rank();
+  messages_out_++;
   stats_.messages_sent++;
   stats_.bytes_sent += transport_.send(dst, header, payload);
 }
@@ -161,6 +181,11 @@ void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
   if (now - d.last_ring < 20e-6) return;
   d.last_ring = now;
   platform::doorbell_ring(d.pid, d.tid);
+}
+
+void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
+  header.src = rank();
+  transport_.send(dst, header, payload);
 }
 
 void Runtime::exchange_doorbells() {
@@ -200,6 +225,7 @@ int Runtime::poll_locked() {
 }
 
 void Runtime::dispatch(const MsgHeader &m, Payload p) {
+  if (m.channel != Channel::Watch) messages_in_++;
   switch (m.channel) {
     case Channel::Protocol: engine_->on_message(m, p); break;
     case Channel::Lock: locks_->on_message(m, p); break;
@@ -207,6 +233,7 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
     case Channel::Reduce: reduce_->on_message(m, p); break;
     case Channel::Memory: on_memory_message(m); break;
     case Channel::Thread: threads_->on_message(m, p); break;
+    case Channel::Watch: watch_->on_message(m, p); break;
     default: fatal("message with unknown channel %u from rank %d", (unsigned)m.channel, m.src);
   }
 }
@@ -253,6 +280,7 @@ void Runtime::service_loop() {
   service_tid_.store(platform::thread_id());
   uint32_t nap_us = 1;
   while (running_.load(std::memory_order_relaxed)) {
+    hang_tick();
     if (waiting_threads_.load(std::memory_order_relaxed) > 0) {
       // A waiting application thread polls for this rank; keep off its core.
       platform::sleep_us(config_.service_sleep_us);
@@ -278,6 +306,90 @@ void Runtime::service_loop() {
   }
 }
 
+// ---- hang watch -------------------------------------------------------------------
+
+void Runtime::hang_tick() {
+  double now = platform::now_seconds();
+  if (now < next_watch_tick_ || !lock_.try_lock()) return;  // not yet, or next time round
+  next_watch_tick_ = now + 0.1;
+  watch_->tick(now);
+  lock_.unlock();
+}
+
+void Runtime::wait_begin(WaitNote *note) {
+  note->since = last_inside_ = platform::now_seconds();
+  waits_.push_back(note);
+}
+
+void Runtime::wait_end(WaitNote *note) {
+  last_inside_ = platform::now_seconds();
+  waits_.erase(std::find(waits_.begin(), waits_.end(), note));
+}
+
+std::string Runtime::describe_wait(const WaitNote &n) const {
+  char line[256];
+  switch (n.kind) {
+    case WaitKind::Fault:
+      std::snprintf(line, sizeof line, "a page fault at %p (its home is rank %d)", (void *)n.a, (int)n.b);
+      break;
+    case WaitKind::Lock:
+      std::snprintf(line, sizeof line, "agora_lock(lock %llu), managed by rank %d", (unsigned long long)n.a,
+                    locks_->manager_of(n.a));
+      break;
+    case WaitKind::Collective: {
+      CollectiveKind kind = CollectiveLedger::kind_of(n.a);
+      int len = std::snprintf(line, sizeof line, "%s (collective call #%llu)", collective_name(kind),
+                              (unsigned long long)CollectiveLedger::sequence_of(n.a));
+      if (n.b == 0 && barrier_->waiting())
+        std::snprintf(line + len, sizeof line - len, ", waiting for rank %d's barrier signal",
+                      barrier_->awaited_rank());
+      else if (n.b == 1)
+        std::snprintf(line + len, sizeof line - len, ", %s", rank() == 0 ? "waiting for every rank's contribution"
+                                                                         : "waiting for rank 0's result");
+      break;
+    }
+    case WaitKind::Free:
+      std::snprintf(line, sizeof line, "agora_free of a block of rank %d", (int)n.a);
+      break;
+    case WaitKind::ThreadCreate:
+      std::snprintf(line, sizeof line, "agora_thread_create on rank %d", (int)n.a);
+      break;
+    case WaitKind::ThreadJoin:
+      std::snprintf(line, sizeof line, "agora_thread_join of thread (rank %d, id %llu)", (int)n.a,
+                    (unsigned long long)n.b);
+      break;
+    case WaitKind::FinalizeThreads:
+      std::snprintf(line, sizeof line, "agora_finalize, waiting for this rank's %zu agora threads to return",
+                    threads_->running());
+      break;
+  }
+  return line;
+}
+
+RankState Runtime::hang_snapshot() {
+  double now = platform::now_seconds();
+  RankState s;
+  // Application threads: every thread but MPI's and the service thread.
+  size_t app = 0;
+  for (int tid : platform::thread_ids())
+    app += !std::binary_search(internal_threads_.begin(), internal_threads_.end(), tid);
+  s.blocked = !waits_.empty() && waits_.size() >= app;
+  for (const WaitNote *n : waits_) {
+    s.waits += describe_wait(*n) + "\n";
+    // A rank idling in finalize (the fork-join model's workers) waits for
+    // nobody in particular: not a wait to warn about.
+    bool finalizing = n->kind == WaitKind::FinalizeThreads ||
+                      (n->kind == WaitKind::Collective &&
+                       CollectiveLedger::kind_of(n->a) == CollectiveKind::Finalize);
+    if (!finalizing) s.waited_s = std::max(s.waited_s, now - n->since);
+  }
+  s.waits += locks_->describe_contention();
+  s.outside_s = waits_.empty() ? now - last_inside_ : 0;
+  s.sent = messages_out_;
+  s.received = messages_in_;
+  return s;
+}
+
 // ---- access faults --------------------------------------------------------------
 
 bool Runtime::handle_fault(void *addr, bool is_write) {
@@ -285,9 +397,11 @@ bool Runtime::handle_fault(void *addr, bool is_write) {
   double t0 = platform::now_seconds();
   PageId page = space_->page_of((uintptr_t)addr);
   Waiter w;
+  WaitNote note{WaitKind::Fault, (uint64_t)(uintptr_t)addr, (uint64_t)space_->home_of(page)};
   {
     std::lock_guard<std::mutex> g(lock_);
     (is_write ? stats_.write_faults : stats_.read_faults)++;
+    wait_begin(&note);
     engine_->on_fault(page, is_write ? Access::Write : Access::Read, &w);
   }
   wait(w);
@@ -295,6 +409,7 @@ bool Runtime::handle_fault(void *addr, bool is_write) {
     fatal("%s of %p: no live allocation there (freed, or never allocated by rank %d)",
           is_write ? "write" : "read", addr, space_->home_of(page));
   std::lock_guard<std::mutex> g(lock_);
+  wait_end(&note);
   stats_.fault_time_s += platform::now_seconds() - t0;
   return true;
 }
@@ -388,11 +503,15 @@ int Runtime::free_any(void *ptr) {
     return free_local(offset);
   }
   Waiter w;
+  WaitNote note{WaitKind::Free, (uint64_t)owner};
   {
     std::lock_guard<std::mutex> g(lock_);
+    wait_begin(&note);
     send_request(owner, {Channel::Memory, kFreeRequest, 0, offset, (uint64_t)(uintptr_t)&w, 0});
   }
   wait(w);
+  std::lock_guard<std::mutex> g(lock_);
+  wait_end(&note);
   return w.status;
 }
 
@@ -443,21 +562,24 @@ uint64_t Runtime::create_locks(uint64_t count, uint64_t call_site) {
   return first;
 }
 
-int Runtime::timed_sync(const std::function<int(Waiter *)> &start, bool patient) {
+int Runtime::timed_sync(WaitNote &note, const std::function<int(Waiter *)> &start, bool patient) {
   double t0 = platform::now_seconds();
   Waiter w;
   {
     std::lock_guard<std::mutex> g(lock_);
     if (int status = start(&w)) return status;
+    wait_begin(&note);
   }
   wait(w, patient);
   std::lock_guard<std::mutex> g(lock_);
+  wait_end(&note);
   stats_.sync_time_s += platform::now_seconds() - t0;
   return w.status;
 }
 
 int Runtime::lock(uint64_t id) {
-  int status = timed_sync([&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w); });
+  WaitNote note{WaitKind::Lock, id};
+  int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w); });
   if (status == -8)
     log_error("agora_lock: this thread already holds lock %llu (locks are not recursive; waiting "
               "would never end)",
@@ -487,9 +609,11 @@ static int collective_misuse(const char *fn, uint64_t agora_thread) {
 
 int Runtime::barrier(bool patient, CollectiveKind kind) {
   if (tl_thread_id != 0) return collective_misuse(collective_name(kind), tl_thread_id);
-  int status = timed_sync([&](Waiter *w) {
+  WaitNote note{WaitKind::Collective, 0, 0};
+  int status = timed_sync(note, [&](Waiter *w) {
     if (barrier_->waiting()) return -9;
-    return barrier_->arrive(w, ledger_.begin(kind));
+    note.a = ledger_.begin(kind);
+    return barrier_->arrive(w, note.a);
   }, patient);
   if (status == -9) collective_misuse(collective_name(kind), 0);
   return status;
@@ -507,9 +631,11 @@ int Runtime::reduce(void *buf, size_t count, ReduceType type, ReduceOp op, Colle
   // under the lock could fault.
   std::vector<std::byte> local(count * 8);
   std::memcpy(local.data(), buf, count * 8);
-  int status = timed_sync([&](Waiter *w) {
+  WaitNote note{WaitKind::Collective, 0, 1};
+  int status = timed_sync(note, [&](Waiter *w) {
     if (reduce_->waiting()) return -9;
-    return reduce_->start(local.data(), count, type, op, w, ledger_.begin(kind));
+    note.a = ledger_.begin(kind);
+    return reduce_->start(local.data(), count, type, op, w, note.a);
   });
   if (status == -9) return collective_misuse(fn, 0);
   std::memcpy(buf, local.data(), count * 8);
@@ -531,12 +657,19 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
   std::memcpy(ref.data(), &offset, sizeof offset);
   std::memcpy(ref.data() + sizeof offset, module.data(), module.size());
   ThreadCreateOp op;
+  WaitNote note{WaitKind::ThreadCreate};
   {
     std::lock_guard<std::mutex> g(lock_);
     if (target < 0) target = (Rank)((threads_placed_++ / config_.threads_per_rank) % nranks());
+    note.a = (uint64_t)target;
+    wait_begin(&note);
     threads_->create(target, {ref.data(), ref.size()}, (uint64_t)(uintptr_t)arg, &op);
   }
   wait(op.w);
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    wait_end(&note);
+  }
   if (op.w.status != 0) {
     log_error("agora_thread_create: rank %d could not start the thread (see its message)", target);
     return op.w.status;
@@ -588,11 +721,17 @@ int Runtime::thread_join(Rank where, uint64_t id, void **ret) {
     return -2;
   }
   ThreadJoinOp op;
+  WaitNote note{WaitKind::ThreadJoin, (uint64_t)where, id};
   {
     std::lock_guard<std::mutex> g(lock_);
+    wait_begin(&note);
     threads_->join(where, id, &op);
   }
   wait(op.w, true);
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    wait_end(&note);
+  }
   if (op.w.status != 0) {
     const char *why = op.error == JoinError::AlreadyJoined ? "was already joined"
                       : op.error == JoinError::BeingJoined ? "is already being joined by another thread"
@@ -612,10 +751,18 @@ void Runtime::finish_threads() {
   // between, and then created == ended means no thread is left.
   int64_t last[2] = {0, 0};  // before the first round nothing had happened
   for (;;) {
+    WaitNote note{WaitKind::FinalizeThreads};
+    bool waiting = false;
     for (;;) {
       {
         std::lock_guard<std::mutex> g(lock_);
-        if (threads_->running() == 0) break;
+        bool done = threads_->running() == 0;
+        if (done != !waiting) {  // entering or leaving this wait
+          if (waiting) wait_end(&note);
+          else wait_begin(&note);
+          waiting = !waiting;
+        }
+        if (done) break;
       }
       platform::sleep_us(100);  // the service thread serves meanwhile
     }

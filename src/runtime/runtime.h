@@ -24,6 +24,7 @@
 #include "protocol/engine.h"
 #include "sync/barrier_service.h"
 #include "sync/collective_ledger.h"
+#include "sync/hang_watch.h"
 #include "sync/lock_service.h"
 #include "sync/reduce_service.h"
 #include "sync/thread_service.h"
@@ -44,6 +45,7 @@ class Runtime final : public EngineHost {
   Rank nranks() const override { return transport_.nranks(); }
   void send(Rank dst, MsgHeader header, Payload payload = {}) override;
   void send_request(Rank dst, MsgHeader header, Payload payload = {}) override;
+  void send_control(Rank dst, MsgHeader header, Payload payload = {}) override;
   Stats &stats() override { return stats_; }
   size_t page_size() const override { return platform::kPageSize; }
   void set_access(PageId page, Access access) override;
@@ -79,9 +81,21 @@ class Runtime final : public EngineHost {
   // leaving the messages to the service thread and the core to computing
   // threads.
   void wait(Waiter &w, bool patient = false);
+  // Where a thread of this rank waits inside Agora, for the hang watch.
+  enum class WaitKind : uint8_t { Fault, Lock, Collective, Free, ThreadCreate, ThreadJoin, FinalizeThreads };
+  struct WaitNote {
+    WaitKind kind;
+    uint64_t a = 0, b = 0;  // address and home, lock id, tag, rank and id, ... (see describe_wait)
+    double since = 0;
+  };
+  void wait_begin(WaitNote *note);  // lock_ held
+  void wait_end(WaitNote *note);    // lock_ held
+  std::string describe_wait(const WaitNote &note) const;
+  RankState hang_snapshot();        // lock_ held
+  void hang_tick();
   // Starts a sync operation under the lock (start returns 0, or an error
   // status and then nothing waits), waits for it, adds the time to sync_time_s.
-  int timed_sync(const std::function<int(Waiter *)> &start, bool patient = false);
+  int timed_sync(WaitNote &note, const std::function<int(Waiter *)> &start, bool patient = false);
   uint64_t lock_signature(uint64_t id) const;
   int poll_locked();  // lock_ held
   void dispatch(const MsgHeader &m, Payload p);
@@ -114,6 +128,12 @@ class Runtime final : public EngineHost {
   };
   std::vector<LockCreation> lock_creations_;
   CollectiveLedger ledger_;
+  std::optional<HangWatch> watch_;
+  std::vector<WaitNote *> waits_;     // current waits of this rank's threads
+  double last_inside_ = 0;            // when a wait last began or ended
+  double next_watch_tick_ = 0;        // service thread only
+  std::vector<int> internal_threads_; // sorted kernel tids of MPI's threads and the service thread
+  uint64_t messages_out_ = 0, messages_in_ = 0;  // watch messages excluded
   uint64_t next_thread_lock_id_ = 0;  // locks created by agora threads (not collective)
 
   std::mutex lock_;

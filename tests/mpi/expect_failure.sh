@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # expect_failure.sh SECONDS PATTERN -- COMMAND...
-# Passes if COMMAND exits non-zero within SECONDS and its output matches the
-# extended regular expression PATTERN (e.g. the message naming the rank).
+# Passes if COMMAND exits non-zero within SECONDS and its output, lines joined
+# by spaces, matches the extended regular expression PATTERN (e.g. the message
+# naming the rank).
 set -u
 limit=$1 pattern=$2
 shift 3
@@ -13,5 +14,5 @@ echo "$out" | tail -25
 echo "exit status $status after ${elapsed_ms} ms"
 if [ $status -eq 0 ]; then echo "FAIL: the command succeeded"; exit 1; fi
 if [ $elapsed_ms -gt $((limit * 1000)) ]; then echo "FAIL: took more than ${limit} s (hang?)"; exit 1; fi
-if ! echo "$out" | grep -Eq "$pattern"; then echo "FAIL: output does not match: $pattern"; exit 1; fi
+if ! echo "$out" | tr "\n" " " | grep -Eq "$pattern"; then echo "FAIL: output does not match: $pattern"; exit 1; fi
 echo PASS

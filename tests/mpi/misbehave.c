@@ -7,6 +7,10 @@
  *   misbehave reduce_count|reduce_type   ranks pass different reduce arguments
  *   misbehave reduce_huge         a reduce count whose bytes overflow
  *   misbehave lock_count          rank 0 creates one lock more, first
+ *   misbehave deadlock            ranks lock two locks in opposite orders
+ *   misbehave finalize_holding    rank 1 finalizes holding a lock rank 0 waits for
+ *   misbehave stop                rank 1 stops (SIGSTOP) while rank 0 waits in a barrier
+ *   misbehave outside SECONDS     rank 1 computes outside Agora for a while (a warning; passes)
  *   misbehave ok                  does nothing wrong
  * Misuse that returns an error at once (the program checks it and passes):
  *   misbehave lock_twice          a thread locks a lock it holds
@@ -87,6 +91,22 @@ int main(int argc, char **argv) {
         double v = 1;
         agora_reduce(&v, (size_t)1 << 61, AGORA_DOUBLE, AGORA_SUM);
     }
+    if (!strcmp(how, "deadlock")) {
+        agora_lock_t *locks = agora_lock_array_create(2);
+        agora_lock(&locks[me % 2]);
+        agora_barrier(); /* both hold their first lock */
+        agora_lock(&locks[(me + 1) % 2]);
+    }
+    if (!strcmp(how, "finalize_holding")) {
+        agora_lock_t *lk = agora_lock_create();
+        if (me == 1) agora_lock(lk);
+        agora_barrier();
+        if (me == 0) agora_lock(lk);
+        agora_finalize();
+        return 0;
+    }
+    if (!strcmp(how, "stop") && me == 1) raise(SIGSTOP);
+    if (!strcmp(how, "outside") && me == 1) sleep(argc > 2 ? atoi(argv[2]) : 3);
     if (!strcmp(how, "lock_count")) {
         if (me == 0) agora_lock_create(); /* a lock only rank 0 makes */
         agora_lock_t *lk = agora_lock_create();
