@@ -1,7 +1,8 @@
 /* System calls on global memory and fork(), on real ranks.
- *   syscalls io     read/pread/readv/recv/recvfrom/recvmsg/fread (and __read_chk,
- *                   __fread_chk) into, and write/pwrite/writev/send/sendto/
- *                   sendmsg/fwrite out of, global arrays homed on another rank,
+ *   syscalls io     read/pread/preadv/readv/recv/recvfrom/recvmsg/fread (and
+ *                   __read_chk, __fread_chk) into, and write/pwrite/pwritev/
+ *                   writev/send/sendto/sendmsg/fwrite out of, global arrays
+ *                   homed on another rank,
  *                   large (several pages, unaligned) and small (across a page
  *                   boundary); every byte checked, on every rank afterwards.
  *   syscalls fork   children touching global memory die with the message and
@@ -102,13 +103,14 @@ static void into_global(unsigned char *arr) {
             fclose(f);
             break;
         }
-        case 1: { /* pread() at an offset */
-            snprintf(what, sizeof what, "pread %zu bytes from a file", n);
+        case 1: { /* pread() / preadv() at an offset */
+            snprintf(what, sizeof what, "%s %zu bytes from a file", small ? "preadv" : "pread", n);
             unsigned char shifted[LARGE + 333];
             memset(shifted, 0xee, 333);
             memcpy(shifted + 333, src, n);
             FILE *f = temp_file_with(shifted, n + 333);
-            ssize_t got = pread(fileno(f), dst, n, 333);
+            struct iovec one = {dst, n};
+            ssize_t got = small ? preadv(fileno(f), &one, 1, 333) : pread(fileno(f), dst, n, 333);
             CHECK(got == (ssize_t)n, "%s: returned %zd (errno %s)", what, got, strerror(errno));
             fclose(f);
             break;
@@ -189,14 +191,15 @@ static void out_of_global(const unsigned char *arr, int seed) {
         char what[64];
         memset(back, 0, sizeof back);
         switch (c / 2) {
-        case 0: case 1: case 2: { /* write(), pwrite(), fwrite() to a file */
-            const char *how = c / 2 == 0 ? "write" : c / 2 == 1 ? "pwrite" : "fwrite";
+        case 0: case 1: case 2: { /* write(), pwrite(), pwritev(), fwrite() to a file */
+            const char *how = c / 2 == 0 ? "write" : c / 2 == 2 ? "fwrite" : small ? "pwritev" : "pwrite";
             snprintf(what, sizeof what, "%s %zu bytes to a file", how, n);
             FILE *f = tmpfile();
             CHECK(f != NULL, "tmpfile");
             ssize_t put;
+            struct iovec one = {(void *)src, n};
             if (c / 2 == 0) put = write(fileno(f), src, n);
-            else if (c / 2 == 1) put = pwrite(fileno(f), src, n, 0);
+            else if (c / 2 == 1) put = small ? pwritev(fileno(f), &one, 1, 0) : pwrite(fileno(f), src, n, 0);
             else {
                 put = (ssize_t)fwrite(src, 1, n, f);
                 CHECK(fflush(f) == 0, "%s: fflush", what);
