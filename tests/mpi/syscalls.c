@@ -5,15 +5,19 @@
  *                   homed on another rank,
  *                   large (several pages, unaligned) and small (across a page
  *                   boundary); every byte checked, on every rank afterwards.
+ *   syscalls contend [rounds]  every rank read()s into its own slice of the
+ *                   same two pages, concurrently (pages move under sc).
  *   syscalls fork   children touching global memory die with the message and
  *                   change nothing; a child calling the API gets an error; a
  *                   child that only exits prints nothing; system() and popen(). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -304,6 +308,60 @@ static void io(void) {
     PASS("syscalls io");
 }
 
+/* Every rank read()s from its own pipe, again and again, into its own
+ * slice of the same two pages: under sc the pages move between the ranks
+ * while the calls run, and no byte may be lost or land elsewhere. */
+static void contend(int rounds) {
+    int r = agora_rank(), N = agora_nranks();
+    const size_t slice = 2 * PAGE / 16; /* up to 16 ranks; slices straddle the page boundary */
+    unsigned char *pages = agora_alloc_placed(2 * PAGE, AGORA_PLACE_RANK, 0);
+    unsigned char *mine = pages + (size_t)r * slice + 3;
+    const size_t n = slice - 6;
+    int fds[2];
+    CHECK(pipe(fds) == 0, "pipe");
+    agora_barrier();
+    unsigned char src[2 * PAGE / 16];
+    for (int i = 0; i < rounds; i++) {
+        if (i % 4 == 0) agora_barrier(); /* keep the ranks in step, so the pages keep moving */
+        fill(src, n, i * 31 + r);
+        CHECK(write(fds[1], src, n) == (ssize_t)n, "write to the pipe");
+        read_full(fds[0], mine, n, 0, "read into a shared page");
+        check_bytes(mine, n, i * 31 + r, "a slice read into a contended page");
+    }
+    close(fds[0]);
+    close(fds[1]);
+    agora_barrier();
+    for (int q = 0; q < N; q++) check_bytes(pages + (size_t)q * slice + 3, n, (rounds - 1) * 31 + q, "final slices");
+    agora_barrier();
+    PASS("syscalls contend");
+}
+
+/* Not a test: nanoseconds per read() of 64 bytes from /dev/zero into private
+ * memory through the wrapper and through syscall() (the wrapper's cost), and
+ * into a global page homed here (the bounce's cost). */
+static void cost(int calls) {
+    unsigned char *home = agora_alloc_placed(PAGE, AGORA_PLACE_RANK, agora_rank());
+    unsigned char private_buf[64];
+    int fd = open("/dev/zero", O_RDONLY);
+    CHECK(fd >= 0, "open /dev/zero");
+    double t[3];
+    for (int kind = 0; kind < 3; kind++) {
+        double t0 = agora_wtime();
+        for (int i = 0; i < calls; i++) {
+            ssize_t got = kind == 0 ? syscall(SYS_read, fd, private_buf, 64)
+                          : kind == 1 ? read(fd, private_buf, 64)
+                                      : read(fd, home + 100, 64);
+            CHECK(got == 64, "read");
+        }
+        t[kind] = (agora_wtime() - t0) / calls * 1e9;
+    }
+    close(fd);
+    if (agora_rank() == 0)
+        printf("ns per 64-byte read(): syscall() %.1f, wrapper on private memory %.1f, "
+               "wrapper on global memory %.1f\n", t[0], t[1], t[2]);
+    agora_barrier();
+}
+
 /* Runs child() in a fork()ed child; returns its wait status and what it
  * printed on stderr. */
 static int run_child(void (*child)(unsigned char **), unsigned char **arrays, char *err, size_t size) {
@@ -423,7 +481,9 @@ int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
     if (!strcmp(mode, "io")) io();
     else if (!strcmp(mode, "fork")) forks();
-    else CHECK(0, "usage: syscalls io|fork (got '%s')", mode);
+    else if (!strcmp(mode, "cost")) cost(argc > 2 ? atoi(argv[2]) : 1000000);
+    else if (!strcmp(mode, "contend")) contend(argc > 2 ? atoi(argv[2]) : 200);
+    else CHECK(0, "usage: syscalls io|fork|contend [rounds] (got '%s')", mode);
     agora_finalize();
     return 0;
 }
