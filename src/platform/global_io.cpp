@@ -82,26 +82,35 @@ Fn resolve(std::atomic<void *> &slot, const char *name) {
     return ::agora::platform::resolve<decltype(&::name)>(slot, #name);                   \
   }())
 
-// Private memory for one call: on the stack when small.
+// Private memory for one call, at the same offset within its page as the
+// global buffer `like`, so alignment rules (O_DIRECT) hold for it exactly as
+// for the buffer it stands in for. On the stack when small.
 class Bounce {
  public:
-  explicit Bounce(size_t n) : data_(n <= sizeof small_ ? small_ : (char *)std::malloc(n)) {}
-  ~Bounce() {
-    if (data_ != small_) std::free(data_);
+  Bounce(size_t n, const void *like) {
+    size_t offset = (uintptr_t)like % kPageSize;
+    if (offset + n <= sizeof small_) {
+      data_ = small_ + offset;
+    } else if (n <= SIZE_MAX - 2 * kPageSize) {
+      heap_ = (char *)std::aligned_alloc(kPageSize, (offset + n + kPageSize - 1) / kPageSize * kPageSize);
+      data_ = heap_ ? heap_ + offset : nullptr;
+    }
   }
+  ~Bounce() { std::free(heap_); }
   Bounce(const Bounce &) = delete;
   Bounce &operator=(const Bounce &) = delete;
   char *data() const { return data_; }
 
  private:
-  alignas(16) char small_[4096];
-  char *data_;
+  alignas(kPageSize) char small_[kPageSize];
+  char *heap_ = nullptr;
+  char *data_ = nullptr;
 };
 
 // call(private) fills up to n bytes, then the result moves into buf.
 template <typename Call>
 ssize_t bounce_in(void *buf, size_t n, Call call) {
-  Bounce tmp(n);
+  Bounce tmp(n, buf);
   if (!tmp.data()) {
     errno = ENOMEM;
     return -1;
@@ -116,7 +125,7 @@ ssize_t bounce_in(void *buf, size_t n, Call call) {
 // buf's n bytes move to private memory, then call(private) sends them.
 template <typename Call>
 ssize_t bounce_out(const void *buf, size_t n, Call call) {
-  Bounce tmp(n);
+  Bounce tmp(n, buf);
   if (!tmp.data()) {
     errno = ENOMEM;
     return -1;
@@ -144,13 +153,17 @@ struct IovecBounce {
       any = true;
     }
     if (!any) return Direct;
+    // Each piece keeps its segment's offset within a page (alignment rules
+    // hold as for the segment): at most a page of padding per segment.
+    size_t bytes = (global_bytes + 2 * kPageSize * (size_t)count + kPageSize - 1) / kPageSize * kPageSize;
     iov = (iovec *)std::malloc(sizeof(iovec) * count);
-    data = (char *)std::malloc(global_bytes);
+    data = (char *)std::aligned_alloc(kPageSize, bytes);
     if (!iov || !data) return NoMemory;
     size_t at = 0;
     for (int i = 0; i < count; ++i) {
       iov[i] = in[i];
       if (!touches_global(in[i].iov_base, in[i].iov_len)) continue;
+      at = (at + kPageSize - 1) / kPageSize * kPageSize + (uintptr_t)in[i].iov_base % kPageSize;
       iov[i].iov_base = data + at;
       at += in[i].iov_len;
     }
@@ -205,7 +218,7 @@ constexpr size_t kStdioStep = 1 << 20;
 // fread_unlocked/fwrite_unlocked.
 size_t fread_bounced(void *ptr, size_t size, size_t n, FILE *fp, bool lock) {
   size_t total = size * n, done = 0;
-  Bounce tmp(total < kStdioStep ? total : kStdioStep);
+  Bounce tmp(total < kStdioStep ? total : kStdioStep, nullptr);
   if (!tmp.data()) {
     errno = ENOMEM;
     return 0;
@@ -226,7 +239,7 @@ size_t fread_bounced(void *ptr, size_t size, size_t n, FILE *fp, bool lock) {
 
 size_t fwrite_bounced(const void *ptr, size_t size, size_t n, FILE *fp, bool lock) {
   size_t total = size * n, done = 0;
-  Bounce tmp(total < kStdioStep ? total : kStdioStep);
+  Bounce tmp(total < kStdioStep ? total : kStdioStep, nullptr);
   if (!tmp.data()) {
     errno = ENOMEM;
     return 0;

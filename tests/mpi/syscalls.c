@@ -2,7 +2,7 @@
  *   syscalls io     read/pread/preadv/readv/recv/recvfrom/recvmsg/fread (and
  *                   __read_chk, __fread_chk) into, and write/pwrite/pwritev/
  *                   writev/send/sendto/sendmsg/fwrite out of, global arrays
- *                   homed on another rank,
+ *                   homed on another rank (also with O_DIRECT),
  *                   large (several pages, unaligned) and small (across a page
  *                   boundary); every byte checked, on every rank afterwards.
  *   syscalls contend [rounds]  every rank read()s into its own slice of the
@@ -265,6 +265,34 @@ static void out_of_global(const unsigned char *arr, int seed) {
     }
 }
 
+/* O_DIRECT: the kernel moves the data straight from/to the buffer, which must
+ * be aligned; a bounce buffer must be aligned like the global one. */
+#define DIRECT (3 * PAGE)
+#define DIRECT_SEED 2000
+static void direct_io(unsigned char *in_slot, const unsigned char *out_slot, int out_seed) {
+    char path[] = "/tmp/agora-odirect-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp: %s", strerror(errno));
+    static unsigned char src[DIRECT];
+    fill(src, DIRECT, DIRECT_SEED);
+    CHECK(write(fd, src, DIRECT) == DIRECT, "write the O_DIRECT file");
+    close(fd);
+    fd = open(path, O_RDWR | O_DIRECT);
+    CHECK(fd >= 0, "open(O_DIRECT) in /tmp: %s", strerror(errno));
+    ssize_t got = pread(fd, in_slot, DIRECT, 0);
+    CHECK(got == DIRECT, "O_DIRECT pread into global memory: returned %zd (errno %s)", got, strerror(errno));
+    check_slot(in_slot, 0, DIRECT, DIRECT_SEED, "O_DIRECT pread");
+    got = pwrite(fd, out_slot, DIRECT, 0);
+    CHECK(got == DIRECT, "O_DIRECT pwrite out of global memory: returned %zd (errno %s)", got, strerror(errno));
+    close(fd);
+    fd = open(path, O_RDONLY);
+    CHECK(fd >= 0 && read(fd, src, DIRECT) == DIRECT, "read the O_DIRECT file back");
+    for (size_t i = 0; i < DIRECT; i++)
+        CHECK(src[i] == pattern(out_seed, (size_t)CASES * SLOT + i), "O_DIRECT pwrite: byte %zu", i);
+    close(fd);
+    unlink(path);
+}
+
 static void io(void) {
     int r = agora_rank(), N = agora_nranks();
     unsigned char *in[16], *out[16];
@@ -277,6 +305,7 @@ static void io(void) {
     /* Into an array homed on the next rank, out of one this rank never touched. */
     into_global(in[(r + 1) % N]);
     out_of_global(out[(r + 1) % N], 7 + (r + 1) % N);
+    direct_io(in[(r + 1) % N] + (size_t)CASES * SLOT, out[(r + 1) % N] + (size_t)CASES * SLOT, 7 + (r + 1) % N);
 
     /* Global memory no allocation covers: EFAULT, as without Agora, no crash. */
     unsigned char *beyond = out[N - 1] + ARRAY + 64 * PAGE;
@@ -303,6 +332,7 @@ static void io(void) {
             check_slot(in[h] + (size_t)c * SLOT, small ? SMALL_AT : LARGE_AT, small ? SMALL : LARGE,
                        1000 + c, what);
         }
+    for (int h = 0; h < N; h++) check_slot(in[h] + (size_t)CASES * SLOT, 0, DIRECT, DIRECT_SEED, "O_DIRECT");
     for (int h = 0; h < N; h++) check_bytes(out[h], ARRAY, 7 + h, "an array written out");
     agora_barrier();
     PASS("syscalls io");
