@@ -60,7 +60,20 @@ bool usable(const void *buf, size_t n) {
   return check && check((uintptr_t)buf, n);
 }
 
-// libc's definition of a function this file replaces, found once.
+// libc's definitions of the functions this file replaces: found by a
+// constructor, so that none is looked up later inside a signal handler
+// (the fault handler's messages go through write()); looked up on first
+// use if a call comes before the constructor runs.
+#define AGORA_WRAPPED_CALLS(X)                                                                    \
+  X(read) X(__read_chk) X(write) X(pread) X(pread64) X(__pread_chk) X(__pread64_chk) X(pwrite)    \
+  X(pwrite64) X(readv) X(writev) X(preadv) X(pwritev) X(preadv64) X(pwritev64) X(preadv2)         \
+  X(pwritev2) X(preadv64v2) X(pwritev64v2) X(recv) X(__recv_chk) X(recvfrom) X(__recvfrom_chk)    \
+  X(recvmsg) X(send) X(sendto) X(sendmsg) X(fread) X(fread_unlocked) X(__fread_chk)               \
+  X(__fread_unlocked_chk) X(fwrite) X(fwrite_unlocked)
+
+#define AGORA_LIBC_SLOT(name) std::atomic<void *> libc_##name{nullptr};
+AGORA_WRAPPED_CALLS(AGORA_LIBC_SLOT)
+
 template <typename Fn>
 Fn resolve(std::atomic<void *> &slot, const char *name) {
   void *fn = slot.load(std::memory_order_relaxed);
@@ -76,11 +89,13 @@ Fn resolve(std::atomic<void *> &slot, const char *name) {
   }
   return (Fn)fn;
 }
-#define LIBC(name)                                                        \
-  ([]() {                                                                 \
-    static std::atomic<void *> slot{nullptr};                             \
-    return ::agora::platform::resolve<decltype(&::name)>(slot, #name);                   \
-  }())
+#define LIBC(name) \
+  ::agora::platform::resolve<decltype(&::name)>(::agora::platform::libc_##name, #name)
+
+__attribute__((constructor)) void resolve_all() {
+#define AGORA_LIBC_RESOLVE(name) (void)LIBC(name);
+  AGORA_WRAPPED_CALLS(AGORA_LIBC_RESOLVE)
+}
 
 // Private memory for one call, at the same offset within its page as the
 // global buffer `like`, so alignment rules (O_DIRECT) hold for it exactly as
