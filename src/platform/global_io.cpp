@@ -12,9 +12,10 @@
 // keeps its semantics: there is no window between "make the page
 // accessible" and "the kernel copies" in which another rank could take the
 // page away again (which touching the pages first would have under sc), and
-// no partial result to mend. Each call stays one system call with the same
-// arguments, return value and errno (fread and fwrite move at most 1 MiB per
-// step under the stream's lock, which stdio semantics allow).
+// no partial result to mend. Each call stays one system call, on the same
+// descriptor with the same flags and lengths, and returns what it returned,
+// with its errno (fread and fwrite move at most 1 MiB per step, holding the
+// stream's lock throughout, which stdio semantics allow).
 #undef _FORTIFY_SOURCE  // these are the definitions, not the fortified inline callers
 #include <atomic>
 #include <cerrno>
@@ -229,8 +230,8 @@ ssize_t bounce_iov(const iovec *iov, int count, bool in, Call call, DirectCall d
 
 constexpr size_t kStdioStep = 1 << 20;
 
-// fread/fwrite in steps under the stream's lock; `unlocked` are libc's
-// fread_unlocked/fwrite_unlocked.
+// fread/fwrite in steps through libc's _unlocked forms, holding the stream's
+// lock throughout unless the caller used an _unlocked form itself.
 size_t fread_bounced(void *ptr, size_t size, size_t n, FILE *fp, bool lock) {
   size_t total = size * n, done = 0;
   Bounce tmp(total < kStdioStep ? total : kStdioStep, nullptr);
