@@ -9,7 +9,8 @@
  *                   same two pages, concurrently (pages move under sc).
  *   syscalls fork   children touching global memory die with the message and
  *                   change nothing; a child calling the API gets an error; a
- *                   child that only exits prints nothing; system() and popen(). */
+ *                   child that only exits prints nothing; fork()+exec, system()
+ *                   and popen() work. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -482,7 +483,16 @@ static void forks(void) {
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 7, "a child that exits: status 0x%x", status);
     CHECK(err[0] == 0, "a child that only exits printed: %s", err);
 
-    /* fork()+exec keeps working. */
+    /* fork()+exec keeps working (system() and popen() use posix_spawn). */
+    fflush(stdout);
+    pid_t pid = fork();
+    CHECK(pid >= 0, "fork");
+    if (pid == 0) {
+        execlp("sh", "sh", "-c", "exit 5", (char *)NULL);
+        _exit(99);
+    }
+    CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 5,
+          "fork()+exec: status 0x%x", status);
     CHECK(system("true") == 0, "system(\"true\")");
     FILE *p = popen("echo agora", "r");
     CHECK(p != NULL, "popen");
