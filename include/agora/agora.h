@@ -18,7 +18,7 @@ extern "C" {
 
 typedef enum agora_status {
     AGORA_OK = 0,
-    AGORA_ERR_NOT_INITIALIZED = -1, /* API used before agora_init / after agora_finalize */
+    AGORA_ERR_NOT_INITIALIZED = -1, /* API used before agora_init / after agora_finalize, or in a fork() child */
     AGORA_ERR_INVALID_ARGUMENT = -2,
     AGORA_ERR_NO_MEMORY = -3,       /* global memory exhausted */
     AGORA_ERR_NOT_HELD = -4,        /* unlock of a lock this thread does not hold */

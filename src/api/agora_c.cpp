@@ -12,7 +12,17 @@ using agora::Runtime;
 namespace {
 Runtime *g_rt = nullptr;
 
+bool forked_child(const char *fn) {
+  if (!Runtime::in_forked_child()) return false;
+  agora::log_error("%s called in a process made by fork(): it is not an Agora rank (only the "
+                   "processes agorarun starts are); global memory and the API are not available "
+                   "in it",
+                   fn);
+  return true;
+}
+
 Runtime *live(const char *fn) {
+  if (forked_child(fn)) return nullptr;
   if (!g_rt) agora::log_error("%s called before agora_init (or after agora_finalize)", fn);
   return g_rt;
 }
@@ -25,6 +35,7 @@ Runtime *live(const char *fn) {
 extern "C" {
 
 int agora_init(int *argc, char ***argv) {
+  if (forked_child("agora_init")) return AGORA_ERR_NOT_INITIALIZED;
   if (g_rt) {
     agora::log_error("agora_init called twice");
     return AGORA_ERR_INVALID_ARGUMENT;

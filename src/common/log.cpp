@@ -7,12 +7,15 @@
 namespace agora {
 namespace {
 int g_rank = -1;
+int g_forked_pid = 0;
 bool g_debug = false;
 void (*g_abort_hook)(int) = nullptr;
 
 void vprint(const char *fmt, va_list ap) {
   char line[1024];
-  int n = g_rank >= 0 ? std::snprintf(line, sizeof line, "agora[rank %d]: ", g_rank)
+  int n = g_forked_pid ? std::snprintf(line, sizeof line, "agora[pid %d, forked from rank %d]: ",
+                                       g_forked_pid, g_rank)
+          : g_rank >= 0 ? std::snprintf(line, sizeof line, "agora[rank %d]: ", g_rank)
                       : std::snprintf(line, sizeof line, "agora: ");
   n += std::vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
   if (n > (int)sizeof line - 2) n = sizeof line - 2;
@@ -24,6 +27,7 @@ void vprint(const char *fmt, va_list ap) {
 }  // namespace
 
 void log_set_rank(int rank) { g_rank = rank; }
+void log_set_forked_child(int pid) { g_forked_pid = pid; }
 void log_set_debug(bool enabled) { g_debug = enabled; }
 bool log_debug_enabled() { return g_debug; }
 void log_set_abort_hook(void (*hook)(int)) { g_abort_hook = hook; }

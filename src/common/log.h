@@ -7,6 +7,9 @@ namespace agora {
 
 // Rank shown in messages; -1 until the runtime knows it.
 void log_set_rank(int rank);
+// In a process made by fork() from a rank: messages say
+// "agora[pid P, forked from rank N]:" instead, so none claims to be the rank.
+void log_set_forked_child(int pid);
 void log_set_debug(bool enabled);
 bool log_debug_enabled();
 

@@ -12,6 +12,10 @@
 //  - code_ref_*: a function pointer of one program, as (module, offset), so
 //    that it means the same function in another process of the same
 //    program even though ASLR loads each module at a different address.
+//  - global_io_*: read, write, recv, fread, ... on global memory (see
+//    global_io.cpp, linked into every program rather than archived, so that
+//    its definitions replace libc's for the program).
+//  - fork_*: a child made by fork() does not share the global range.
 //  - everything returns false/negative on failure and leaves errno set.
 #pragma once
 #include <cstddef>
@@ -39,6 +43,30 @@ bool vm_reserve(uintptr_t base, size_t size, GlobalRange *out, std::string *erro
 void vm_release(GlobalRange *range);
 // Sets the application-view protection of [addr, addr+len).
 bool vm_protect(void *addr, size_t len, Access access);
+
+// A child made by fork() gets neither view (MADV_DONTFORK; the memory
+// object's descriptor is closed in the child too), so it can neither change
+// the job's memory nor wait on a protocol whose ranks it is not part of.
+bool vm_exclude_from_fork(const GlobalRange &range, std::string *error);
+// Runs child() first thing in the child of every later fork() (nullptr: no
+// hook). posix_spawn/vfork children share the memory image until they exec
+// and run no hook, so system() and popen() are unaffected.
+bool fork_child_hook_install(void (*child)(), std::string *error);
+
+// System calls on global memory. The kernel does not fault a user copy in
+// (a read() into a page without access fails with EFAULT or comes back
+// short), so the interposed read, write, pread, pwrite, readv, writev,
+// preadv, pwritev, recv, recvfrom, recvmsg, send, sendto, sendmsg, fread and
+// fwrite (and their _64, _unlocked and __*_chk forms) move the bytes of a
+// buffer overlapping [lo, hi) through a private bounce buffer: the copy into
+// or out of global memory is made by ordinary loads and stores, which fault
+// and follow the protocol like the program's own. usable(addr, len) says
+// whether every byte of a range may be allocated; if not, the call goes to
+// libc unchanged and fails with EFAULT as it would without Agora. Every
+// other call costs one range check.
+using RangeUsable = bool (*)(uintptr_t addr, size_t len);
+void global_io_enable(uintptr_t lo, uintptr_t hi, RangeUsable usable);
+void global_io_disable();
 
 // Called with the faulting address; returns true if it made the access
 // possible (the instruction is retried), false if the fault is not ours.

@@ -12,9 +12,31 @@ namespace agora {
 
 namespace {
 Runtime *g_fault_target = nullptr;
+std::atomic<bool> g_forked_child{false};
 
 bool fault_trampoline(void *addr, bool is_write) {
+  if (g_forked_child.load(std::memory_order_relaxed)) {
+    // The child has no global memory (MADV_DONTFORK) and is no rank: say
+    // so and die of the fault, rather than wait on a protocol.
+    log_error("global memory is not available in a process made by fork() (%s of %p): only the "
+              "ranks themselves may touch it; pass data to the child through a pipe or a file, "
+              "or exec a program",
+              is_write ? "write" : "read", addr);
+    return false;
+  }
   return g_fault_target && g_fault_target->handle_fault(addr, is_write);
+}
+
+// System calls may move bytes through global memory that is allocated.
+bool io_range_usable(uintptr_t addr, size_t len) {
+  Runtime *rt = g_fault_target;
+  if (!rt) return false;
+  const AddressSpace &space = rt->space();
+  uintptr_t end = addr + len;  // callers pass len > 0
+  if (addr < space.base() || end > space.base() + space.size() || end < addr) return false;
+  for (uintptr_t a = addr & ~(uintptr_t)(space.page_size() - 1); a < end; a += space.page_size())
+    if (!space.maybe_allocated(a)) return false;
+  return true;
 }
 
 // Locks are held by threads; this names the calling thread within the rank.
@@ -27,12 +49,24 @@ uint64_t this_thread_token() {
 MpiTransport *g_abort_transport = nullptr;
 
 // A rank that exits while the runtime is live leaves its peers waiting on it;
-// say which rank left and how, before mpirun ends the job.
+// say which rank left and how, before mpirun ends the job. (A forked child
+// leaving ends nothing: it says nothing.)
 void report_early_exit(int status, void *) {
-  if (g_fault_target) log_error("exit(%d) called before agora_finalize; the job ends", status);
+  if (g_fault_target && !g_forked_child.load())
+    log_error("exit(%d) called before agora_finalize; the job ends", status);
 }
 void abort_job(int status) {
   if (g_abort_transport) g_abort_transport->abort(status);
+}
+
+// First thing in the child of fork(): it is not a rank. Global memory is
+// absent there; the fault handler, the API and exit() must not act for the
+// rank (its locks may be held by threads the child does not have).
+void on_fork_child() {
+  g_forked_child.store(true);
+  platform::global_io_disable();  // a global buffer now fails with EFAULT, as unmapped memory does
+  log_set_abort_hook(nullptr);    // a fatal error here must not abort the parent's job
+  log_set_forked_child(platform::process_id());
 }
 
 enum MemoryOp : uint16_t { kFreeRequest = 1, kFreeReply = 2 };
@@ -74,6 +108,8 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
     return false;
   }
   if (!platform::vm_reserve(kBase, bytes, &range_, error)) return false;
+  if (!platform::vm_exclude_from_fork(range_, error)) return false;
+  if (!platform::fork_child_hook_install(on_fork_child, error)) return false;
   space_.emplace(kBase, bytes, page, nranks());
   arena_.emplace(space_->arena_first_page(rank()) * page, space_->arena_pages() * page, page);
   EngineOptions engine_options;
@@ -104,6 +140,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   watch_options.warn_after = config_.hang_warn_s;
   watch_options.timeout = config_.hang_timeout_s;
   watch_.emplace(*this, watch_options, [this] { return hang_snapshot(); });
+  platform::global_io_enable(kBase, kBase + bytes, io_range_usable);
   running_ = true;
   service_ = std::thread([this] { service_loop(); });
   exchange_doorbells();
@@ -136,14 +173,19 @@ int Runtime::stop() {
   service_.join();
   report_stats();
   MPI_Barrier(transport_.world());
+  platform::global_io_disable();
   platform::fault_handler_uninstall();
   g_fault_target = nullptr;
   transport_.finalize();
   g_abort_transport = nullptr;
   log_set_abort_hook(nullptr);
+  std::string ignored;
+  platform::fork_child_hook_install(nullptr, &ignored);
   platform::vm_release(&range_);
   return 0;
 }
+
+bool Runtime::in_forked_child() { return g_forked_child.load(std::memory_order_relaxed); }
 
 void Runtime::report_stats() {
   std::vector<double> mine = stats_.to_vector();

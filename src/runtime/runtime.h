@@ -39,6 +39,8 @@ class Runtime final : public EngineHost {
   // Returns nullptr (after printing why) if start-up fails.
   static Runtime *start(int *argc, char ***argv, int *status);
   int stop();  // collective; deletes nothing (the caller does)
+  // True in a process made by fork() from a rank: it is not a rank.
+  static bool in_forked_child();
 
   // EngineHost
   Rank rank() const override { return transport_.rank(); }

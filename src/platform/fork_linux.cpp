@@ -1,0 +1,53 @@
+// fork(): the global range is mapped MAP_SHARED, so without this a child
+// would share it with the job (its stores appearing on every rank) and
+// would wait forever on a protocol that does not know it.
+#include <cerrno>
+#include <cstring>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "platform/platform.h"
+
+namespace agora::platform {
+
+namespace {
+void (*g_child_hook)() = nullptr;
+int g_memory_fd = -1;  // the global memory object, closed in a child
+bool g_registered = false;
+
+void in_child() {
+  // The child holding the descriptor would keep the job's memory alive
+  // after the job ends.
+  if (g_memory_fd >= 0) close(g_memory_fd);
+  g_memory_fd = -1;
+  if (g_child_hook) g_child_hook();
+}
+}  // namespace
+
+bool vm_exclude_from_fork(const GlobalRange &range, std::string *error) {
+  for (std::byte *view : {range.app_view, range.service_view}) {
+    if (madvise(view, range.size, MADV_DONTFORK) != 0) {
+      *error = std::string("cannot keep global memory out of fork() children (madvise): ") +
+               std::strerror(errno);
+      return false;
+    }
+  }
+  g_memory_fd = range.fd;
+  return true;
+}
+
+bool fork_child_hook_install(void (*child)(), std::string *error) {
+  g_child_hook = child;
+  if (!child) g_memory_fd = -1;
+  if (g_registered || !child) return true;
+  int rc = pthread_atfork(nullptr, nullptr, in_child);
+  if (rc != 0) {
+    *error = std::string("pthread_atfork failed: ") + std::strerror(rc);
+    return false;
+  }
+  g_registered = true;
+  return true;
+}
+
+}  // namespace agora::platform
