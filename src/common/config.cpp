@@ -37,8 +37,6 @@ size_t edit_distance(const std::string &a, const std::string &b) {
 }
 }  // namespace
 
-const std::vector<std::string> &config_known_variables() { return kKnownVariables; }
-
 std::string config_closest_variable(const std::string &name) {
   // A shortened name (AGORA_THREADS for AGORA_THREADS_PER_RANK) counts as
   // one edit away; ties go to the fewest real edits.

@@ -30,13 +30,10 @@ bool config_from_env(Config *out, std::string *error,
 
 // One message per AGORA_* environment variable that nothing in Agora reads
 // (a typo would otherwise be silently ignored), naming the closest known
-// variable when one is close: "unknown variable AGORA_PROTOCL (did you mean AGORA_PROTOCOL?);
-// it is ignored".
+// variable when one is close: "unknown variable AGORA_PROTOCL (did you mean
+// AGORA_PROTOCOL?); it is ignored". The known names are one table in
+// config.cpp.
 std::vector<std::string> config_unknown_variables();
-
-// Every AGORA_* environment variable Agora reads (runtime, launcher,
-// simulator tests), in one table.
-const std::vector<std::string> &config_known_variables();
 
 // The known variable closest to `name` by edit distance; "" when even the
 // closest differs in more than about half of the part after "AGORA_".
