@@ -1,9 +1,73 @@
 #include "common/config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <unistd.h>  // environ
+#include <utility>
 
 namespace agora {
+
+namespace {
+// Every AGORA_* environment variable anything in Agora reads. A variable set
+// in the environment but missing here draws a warning, so a new variable
+// must be added here (and to tools/agorarun --help when it has a flag).
+const std::vector<std::string> kKnownVariables = {
+    // runtime (config_from_env and the services it configures)
+    "AGORA_PROTOCOL", "AGORA_MEMORY", "AGORA_STATS", "AGORA_STATS_JSON", "AGORA_SERVICE",
+    "AGORA_SERVICE_SLEEP_US", "AGORA_DEBUG", "AGORA_THREADS_PER_RANK", "AGORA_INTERVALS",
+    "AGORA_WAIT", "AGORA_DOORBELL_SIGNAL", "AGORA_HANG_TIMEOUT", "AGORA_HANG_WARN",
+    // simulator tests (tests/sim): replay of a seed
+    "AGORA_SIM_SEED", "AGORA_SIM_SEEDS", "AGORA_SIM_POLICY",
+};
+
+size_t edit_distance(const std::string &a, const std::string &b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+std::string config_closest_variable(const std::string &name) {
+  // A shortened name (AGORA_THREADS for AGORA_THREADS_PER_RANK) counts as
+  // one edit away; ties go to the fewest real edits.
+  std::string best;
+  std::pair<size_t, size_t> best_distance{SIZE_MAX, SIZE_MAX};
+  for (const auto &known : kKnownVariables) {
+    size_t d = edit_distance(name, known);
+    std::pair<size_t, size_t> distance{known.rfind(name, 0) == 0 ? std::min<size_t>(d, 1) : d, d};
+    if (distance < best_distance) best = known, best_distance = distance;
+  }
+  // A suggestion that changes most of the name would mislead.
+  size_t suffix = name.size() > 6 ? name.size() - 6 : 0;  // after "AGORA_"
+  return best_distance.first <= std::max<size_t>(2, suffix / 2) ? best : std::string();
+}
+
+std::vector<std::string> config_unknown_variables() {
+  std::vector<std::string> messages;
+  for (char **entry = environ; entry && *entry; ++entry) {
+    std::string name(*entry);
+    name = name.substr(0, name.find('='));
+    if (name.rfind("AGORA_", 0) != 0) continue;
+    if (std::find(kKnownVariables.begin(), kKnownVariables.end(), name) != kKnownVariables.end())
+      continue;
+    std::string closest = config_closest_variable(name);
+    messages.push_back("unknown variable " + name +
+                       (closest.empty() ? " (no known variable is close; agorarun --help lists them)"
+                                        : " (did you mean " + closest + "?)") +
+                       "; it is ignored");
+  }
+  return messages;
+}
 
 bool parse_size(const std::string &text, uint64_t *bytes) {
   if (text.empty() || !std::isdigit((unsigned char)text[0])) return false;

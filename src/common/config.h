@@ -30,6 +30,17 @@ struct Config {
 bool config_from_env(Config *out, std::string *error,
                      const std::vector<std::string> &known_protocols);
 
+// One message per AGORA_* environment variable that nothing in Agora reads
+// (a typo would otherwise be silently ignored), naming the closest known
+// variable when one is close: "unknown variable AGORA_PROTOCL (did you mean
+// AGORA_PROTOCOL?); it is ignored". The known names are one table in
+// config.cpp.
+std::vector<std::string> config_unknown_variables();
+
+// The known variable closest to `name` by edit distance; "" when even the
+// closest differs in more than about half of the part after "AGORA_".
+std::string config_closest_variable(const std::string &name);
+
 // "4G", "512M", "65536" -> bytes. False on malformed input or overflow.
 bool parse_size(const std::string &text, uint64_t *bytes);
 

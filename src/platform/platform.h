@@ -99,6 +99,12 @@ bool code_ref_from_address(const void *fn, std::string *module, uint64_t *offset
                            std::string *error);
 void *code_ref_to_address(const std::string &module, uint64_t offset, std::string *error);
 
+// Whether this process could create or overwrite the file at `path` now
+// (without touching it): an existing file must be writable and not a
+// directory; a new one needs an existing, writable directory. On false,
+// *reason says why (e.g. "directory /x does not exist").
+bool file_writable(const std::string &path, std::string *reason);
+
 double now_seconds();          // monotonic
 void sleep_us(uint32_t us);    // nanosleep
 void thread_yield();

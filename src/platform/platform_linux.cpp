@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -286,5 +287,43 @@ void sleep_us(uint32_t us) {
 void thread_yield() { sched_yield(); }
 
 void thread_reduce_timer_slack() { prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); }
+
+bool file_writable(const std::string &path, std::string *reason) {
+  struct stat st;
+  if (path.empty()) {
+    *reason = "the path is empty";
+    return false;
+  }
+  if (stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      *reason = "it is a directory";
+      return false;
+    }
+    if (access(path.c_str(), W_OK) != 0) {
+      *reason = std::string("the file cannot be written: ") + std::strerror(errno);
+      return false;
+    }
+    return true;
+  }
+  if (errno != ENOENT) {
+    *reason = std::strerror(errno);
+    return false;
+  }
+  size_t slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (stat(dir.c_str(), &st) != 0) {
+    *reason = "directory " + dir + (errno == ENOENT ? " does not exist" : ": " + std::string(std::strerror(errno)));
+    return false;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    *reason = dir + " is not a directory";
+    return false;
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    *reason = "directory " + dir + " is not writable: " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
 
 }  // namespace agora::platform

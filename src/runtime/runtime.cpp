@@ -75,6 +75,20 @@ enum MemoryOp : uint16_t { kFreeRequest = 1, kFreeReply = 2 };
 // that a thread joining itself is an error rather than a hang.
 thread_local Rank tl_thread_rank = -1;
 thread_local uint64_t tl_thread_id = 0;
+
+// AGORA_STATS_JSON is written by rank 0 at finalize: check at start, on rank
+// 0's file system, that it can be, and fail on every rank if not rather than
+// lose the statistics after the whole run.
+bool stats_json_path_usable(const std::string &path, Rank rank, MPI_Comm world, std::string *error) {
+  if (path.empty()) return true;
+  std::string reason;
+  int usable = rank != 0 || platform::file_writable(path, &reason);
+  MPI_Bcast(&usable, 1, MPI_INT, 0, world);
+  if (usable) return true;
+  *error = "AGORA_STATS_JSON=" + path + " cannot be written" +
+           (rank == 0 ? ": " + reason : std::string(" (see rank 0)"));
+  return false;
+}
 }  // namespace
 
 Runtime *Runtime::start(int *argc, char ***argv, int *status) {
@@ -99,6 +113,9 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   log_set_rank(rank());
   g_abort_transport = &transport_;
   log_set_abort_hook(abort_job);
+  if (!stats_json_path_usable(config_.stats_json_path, rank(), transport_.world(), error)) return false;
+  if (rank() == 0)
+    for (const std::string &message : config_unknown_variables()) log_error("%s", message.c_str());
 
   uint64_t page = platform::kPageSize;
   // Each arena gets a whole number of pages.
