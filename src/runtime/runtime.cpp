@@ -70,7 +70,11 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
     *error = "AGORA_MEMORY is too small for " + std::to_string(nranks()) + " ranks";
     return false;
   }
-  if (!platform::vm_reserve(kBase, bytes, &range_, error)) return false;
+  if (!platform::vm_reserve(kBase, bytes, &range_, error)) {
+    *error = "AGORA_MEMORY=" + platform::human_bytes(config_.memory_bytes) +
+             " cannot be mapped: " + *error + "; lower AGORA_MEMORY (--memory)";
+    return false;
+  }
   space_.emplace(kBase, bytes, page, nranks());
   arena_.emplace(space_->arena_first_page(rank()) * page, space_->arena_pages() * page, page);
   EngineOptions engine_options;

@@ -2,16 +2,24 @@
  *   misbehave exit|kill|abort     rank 1 dies that way while the others wait
  *   misbehave segv                a wild pointer outside global memory
  *   misbehave unallocated         a global address no allocation covers
+ *   misbehave occupied            a page mapped at 32 TiB + 2 GiB, inside the
+ *                                 global range, before agora_init
  *   misbehave ok                  does nothing wrong                         */
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "check.h"
 
 int main(int argc, char **argv) {
-    agora_init(&argc, &argv);
     const char *how = argc > 1 ? argv[1] : "ok";
+    if (!strcmp(how, "occupied") &&
+        mmap((void *)(0x200000000000ull + (2ull << 30)), 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) == MAP_FAILED) {
+        perror("mmap");
+        return 0; /* the test expects a failure: this one would not be agora's */
+    }
+    agora_init(&argc, &argv);
     int *data = agora_alloc(4096 * 4);
     agora_barrier();
     if (agora_rank() == 1 || agora_nranks() == 1) {
