@@ -105,6 +105,26 @@ int main(int argc, char **argv) {
             CHECK(m[i] == ~(((long)k << 40) | ((long)me << 20) | (long)i), "malloc'd block %d word %zu overwritten", k, i);
     }
     agora_barrier();
+
+    /* Other sizes that wrap: a reduction of more 8-byte values than fit in
+     * memory, and more lock handles than fit; the next ones work alike on
+     * every rank (a lock counter through a lock created after the failure). */
+    int64_t v[1] = {1};
+    CHECK(agora_reduce(v, SIZE_MAX / 8 + 1, AGORA_INT64, AGORA_SUM) == AGORA_ERR_INVALID_ARGUMENT, "huge reduce accepted");
+    CHECK(agora_lock_array_create(SIZE_MAX) == NULL, "agora_lock_array_create(SIZE_MAX) succeeded");
+    CHECK(agora_lock_array_create(SIZE_MAX / 2) == NULL, "agora_lock_array_create(SIZE_MAX / 2) succeeded");
+    agora_lock_t *lk = agora_lock_create();
+    long *counter = agora_alloc(sizeof(long));
+    for (int i = 0; i < 100; i++) {
+        agora_lock(lk);
+        (*counter)++;
+        agora_unlock(lk);
+    }
+    agora_reduce(v, 1, AGORA_INT64, AGORA_SUM);
+    CHECK(v[0] == np, "reduce after the huge one gave %lld", (long long)v[0]);
+    agora_barrier();
+    CHECK(*counter == 100L * np, "lock counter %ld, expected %ld", *counter, 100L * np);
+    agora_barrier();
     PASS("alloc");
     agora_finalize();
     return 0;
