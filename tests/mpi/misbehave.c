@@ -4,6 +4,8 @@
  *   misbehave unallocated         a global address no allocation covers
  *   misbehave occupied            a page mapped at 32 TiB + 2 GiB, inside the
  *                                 global range, before agora_init
+ *   misbehave cyclic_maps         a cyclic allocation of more pages than
+ *                                 vm.max_map_count lets a rank protect apart
  *   misbehave ok                  does nothing wrong                         */
 #include <signal.h>
 #include <string.h>
@@ -38,6 +40,18 @@ int main(int argc, char **argv) {
             volatile int *beyond = (volatile int *)((uintptr_t)data + 64 * 4096);
             *beyond = 1;
         }
+    }
+    if (!strcmp(how, "cyclic_maps")) {
+        long max_maps = 65530;
+        FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+        if (f) {
+            if (fscanf(f, "%ld", &max_maps) != 1) max_maps = 65530;
+            fclose(f);
+        }
+        size_t pages = 2 * (size_t)max_maps * (size_t)agora_nranks();
+        char *c = agora_alloc_placed(pages * 4096, AGORA_PLACE_CYCLIC, 0);
+        CHECK(c != NULL, "cyclic allocation of %zu pages failed: give more AGORA_MEMORY", pages);
+        c[agora_rank() * 4096] = 1;
     }
     data[agora_rank()] = 1;
     agora_barrier();  /* the survivors wait here for the dead rank */
