@@ -8,7 +8,6 @@
 #include <cstring>
 #include <algorithm>
 #include <fstream>
-#include <sstream>
 #include <sys/resource.h>
 #include <vector>
 

@@ -6,6 +6,8 @@
  *                                 global range, before agora_init
  *   misbehave cyclic_maps         a cyclic allocation of more pages than
  *                                 vm.max_map_count lets a rank protect apart
+ *   misbehave alloc_differ        agora_alloc(2^63) on rank 0, agora_alloc(0)
+ *                                 elsewhere (-2^63 == 2^63 in int64)
  *   misbehave ok                  does nothing wrong                         */
 #include <signal.h>
 #include <string.h>
@@ -41,6 +43,7 @@ int main(int argc, char **argv) {
             *beyond = 1;
         }
     }
+    if (!strcmp(how, "alloc_differ")) agora_alloc(agora_rank() == 0 ? (size_t)1 << 63 : 0);
     if (!strcmp(how, "cyclic_maps")) {
         long max_maps = 65530;
         FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
