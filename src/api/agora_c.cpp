@@ -1,4 +1,5 @@
 // The C API: argument checks and the "not initialised" guard, then the runtime.
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <string>
@@ -115,9 +116,12 @@ static agora_lock_t *create_locks(size_t count, const void *call_site) {
     agora::log_error("agora_lock_array_create: %zu locks is too many (at most 2^40)", count);
     return nullptr;
   }
+  // Allocated before any id is taken, so a failure leaves the ids (which
+  // every rank must hand out alike) untouched.
   auto *locks = new (std::nothrow) agora_lock_t[count];
   if (!locks) {
-    agora::log_error("agora_lock_array_create: no memory for %zu lock handles", count);
+    agora::log_error("agora_lock_array_create(%zu): cannot allocate %zu handles of %zu bytes",
+                     count, count, sizeof(agora_lock_t));
     return nullptr;
   }
   std::string module, error;
@@ -157,6 +161,10 @@ int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op) {
   if ((type != AGORA_INT64 && type != AGORA_DOUBLE) ||
       (op != AGORA_SUM && op != AGORA_MIN && op != AGORA_MAX) || (!buf && count)) {
     agora::log_error("agora_reduce: bad type %d or op %d (or NULL buffer)", (int)type, (int)op);
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  if (count > SIZE_MAX / 8) {  // count * 8 bytes would wrap
+    agora::log_error("agora_reduce: count %zu is larger than any buffer of 8-byte values", count);
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   return rt->reduce(buf, count, (agora::ReduceType)type, (agora::ReduceOp)op);

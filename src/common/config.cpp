@@ -159,10 +159,14 @@ bool config_from_env(Config *out, std::string *error,
     }
   }
   if (const char *v = env("AGORA_MEMORY")) {
+    // 40T: the range is mapped twice (application and service views), and
+    // a 128 TiB user address space with the program, heap, libraries and
+    // stacks in it has two 40 TiB holes to spare, whatever ASLR does
+    // (docs/memory.md). Start-up checks what this process really has.
     if (!parse_size(v, &c.memory_bytes) || c.memory_bytes < (1u << 20) ||
-        c.memory_bytes > (64ull << 40)) {
+        c.memory_bytes > kMaxMemoryBytes) {
       *error = std::string("AGORA_MEMORY=") + v +
-               " is not a size between 1M and 64T; write e.g. 512M, 4G, 1T";
+               " is not a size between 1M and 40T; write e.g. 512M, 4G, 1T";
       return false;
     }
   }

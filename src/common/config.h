@@ -11,6 +11,9 @@ enum class ServiceMode { Adaptive, Poll };
 // hlrc: when an interval ends (see src/protocol/hlrc/hlrc_engine.h).
 enum class IntervalPolicy { Lazy, Aggressive };
 
+// The largest AGORA_MEMORY accepted (see config.cpp for why).
+constexpr uint64_t kMaxMemoryBytes = 40ull << 40;
+
 struct Config {
   std::string protocol = "sc";          // AGORA_PROTOCOL
   uint64_t memory_bytes = 4ull << 30;   // AGORA_MEMORY (global range, all ranks together)

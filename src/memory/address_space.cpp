@@ -7,11 +7,10 @@ AddressSpace::AddressSpace(uintptr_t base, uint64_t total_bytes, size_t page_siz
   PageId pages = total_bytes / page_size;
   collective_pages_ = pages / 2;
   arena_pages_ = (pages - collective_pages_) / (PageId)nranks;
-  homes_.reset(new int32_t[collective_pages_]);
 }
 
 Rank AddressSpace::home_of(PageId p) const {
-  if (p < collective_pages_used()) return homes_[p];
+  if (p < collective_pages_used()) return runs_.find(p).home(p, nranks_);
   if (p >= collective_pages_) {
     PageId r = (p - collective_pages_) / arena_pages_;
     return r < (PageId)nranks_ ? (Rank)r : -1;
@@ -36,23 +35,38 @@ Rank AddressSpace::arena_owner(uintptr_t addr) const {
 
 bool AddressSpace::collective_reserve(uint64_t bytes, Placement placement, Rank rank,
                                       PageId *first, PageId *count) {
-  PageId n = (bytes + page_ - 1) / page_;
+  // Rounded up without overflow: (bytes + page - 1) wraps for sizes near 2^64.
+  PageId n = bytes / page_ + (bytes % page_ != 0);
   if (n == 0) n = 1;
   PageId used = collective_pages_used();
-  if (used + n > collective_pages_) return false;
+  if (n > collective_pages_ - used) return false;
+  if (!runs_.append({used, n, placement, rank})) return false;
   *first = used;
   *count = n;
-  for (PageId i = 0; i < n; ++i) {
-    Rank home;
-    switch (placement) {
-      case Placement::Block: home = (Rank)((i * (PageId)nranks_) / n); break;
-      case Placement::Cyclic: home = (Rank)(i % (PageId)nranks_); break;
-      default: home = rank; break;
-    }
-    homes_[used + i] = home;
-  }
   used_.store(used + n, std::memory_order_release);
   return true;
+}
+
+void AddressSpace::for_each_home_run(PageId first, PageId count, Rank who,
+                                     const std::function<void(PageId, PageId)> &fn) const {
+  const CollectiveRun &run = runs_.find(first);
+  auto ceil_div = [](unsigned __int128 a, PageId b) { return (PageId)((a + b - 1) / b); };
+  switch (run.placement) {
+    case Placement::Block: {
+      PageId lo = ceil_div((unsigned __int128)who * count, (PageId)nranks_);
+      PageId hi = ceil_div((unsigned __int128)(who + 1) * count, (PageId)nranks_);
+      if (hi > lo) fn(first + lo, hi - lo);
+      break;
+    }
+    case Placement::Cyclic:
+      if (nranks_ == 1) fn(first, count);
+      else
+        for (PageId i = (PageId)who; i < count; i += (PageId)nranks_) fn(first + i, 1);
+      break;
+    default:
+      if (run.rank == who) fn(first, count);
+      break;
+  }
 }
 
 }  // namespace agora

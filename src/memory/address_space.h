@@ -9,14 +9,12 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
-#include <memory>
-#include <string>
+#include <functional>
 
 #include "common/types.h"
+#include "memory/collective_runs.h"
 
 namespace agora {
-
-enum class Placement : int { Block = 0, Cyclic = 1, OnRank = 2 };
 
 class AddressSpace {
  public:
@@ -36,9 +34,14 @@ class AddressSpace {
   bool maybe_allocated(uintptr_t addr) const;
 
   // Collective: reserve pages for `bytes` with the given placement. Returns
-  // the first page, or false if the collective region is exhausted.
+  // the first page, or false if the collective region has fewer free pages
+  // (any size, up to UINT64_MAX, is checked without overflow).
   bool collective_reserve(uint64_t bytes, Placement placement, Rank rank, PageId *first,
                           PageId *count);
+  // Calls fn(first, count) for each run of consecutive pages that `who`
+  // homes in the collective allocation [first, first+count).
+  void for_each_home_run(PageId first, PageId count, Rank who,
+                         const std::function<void(PageId, PageId)> &fn) const;
   uint64_t collective_pages_used() const { return used_.load(std::memory_order_acquire); }
   uint64_t collective_capacity_pages() const { return collective_pages_; }
 
@@ -53,10 +56,10 @@ class AddressSpace {
   Rank nranks_;
   PageId collective_pages_;
   PageId arena_pages_;
-  // Home of each collective page. Sized once (untouched memory until used)
-  // so that fault handlers on other threads may read it while a collective
-  // allocation appends: entries are written before used_ is published.
-  std::unique_ptr<int32_t[]> homes_;
+  // One record per collective allocation, not per page: a 16 TiB range
+  // costs nothing until it is allocated. Fault handlers on other threads
+  // read it while an allocation appends: the run is published before used_.
+  CollectiveRuns runs_;
   std::atomic<PageId> used_{0};
 };
 

@@ -5,12 +5,12 @@
 namespace agora {
 
 ArenaAllocator::ArenaAllocator(uint64_t first_offset, uint64_t bytes, uint64_t page_size)
-    : first_(first_offset), page_(page_size), free_bytes_(bytes) {
+    : first_(first_offset), page_(page_size), size_(bytes), free_bytes_(bytes) {
   free_[first_offset] = bytes;
-  live_per_page_.assign(bytes / page_size + 1, 0);
 }
 
 uint64_t ArenaAllocator::allocate(uint64_t bytes) {
+  if (bytes > free_bytes_) return UINT64_MAX;  // also keeps the round-up below from wrapping
   uint64_t len = (bytes + kAlign - 1) / kAlign * kAlign;
   if (len == 0) len = kAlign;
   for (auto it = free_.begin(); it != free_.end(); ++it) {
@@ -20,7 +20,6 @@ uint64_t ArenaAllocator::allocate(uint64_t bytes) {
     if (rest) free_[off + len] = rest;
     live_[off] = len;
     free_bytes_ -= len;
-    count_pages(off, len, +1);
     return off;
   }
   return UINT64_MAX;
@@ -39,7 +38,6 @@ ArenaAllocator::FreeResult ArenaAllocator::release(uint64_t offset) {
   uint64_t off = it->first, len = it->second;
   live_.erase(it);
   free_bytes_ += len;
-  count_pages(off, len, -1);
   // Coalesce with the neighbours.
   auto next = free_.lower_bound(off);
   if (next != free_.end() && off + len == next->first) {
@@ -57,13 +55,15 @@ ArenaAllocator::FreeResult ArenaAllocator::release(uint64_t offset) {
   return FreeResult::Ok;
 }
 
-void ArenaAllocator::count_pages(uint64_t off, uint64_t len, int delta) {
-  for (uint64_t p = (off - first_) / page_; p <= (off - first_ + len - 1) / page_; ++p)
-    live_per_page_[p] += delta;
-}
-
 bool ArenaAllocator::page_live(uint64_t page_index) const {
-  return page_index < live_per_page_.size() && live_per_page_[page_index] > 0;
+  // Blocks do not overlap: only the last one starting before the page's end
+  // can reach into the page.
+  if (page_index >= size_ / page_) return false;  // not in this arena
+  uint64_t lo = first_ + page_index * page_, hi = lo + page_;
+  auto after = live_.lower_bound(hi);
+  if (after == live_.begin()) return false;
+  auto block = std::prev(after);
+  return block->first + block->second > lo;
 }
 
 }  // namespace agora

@@ -41,6 +41,24 @@ struct GlobalRange {
 // the application view.
 bool vm_reserve(uintptr_t base, size_t size, GlobalRange *out, std::string *error);
 void vm_release(GlobalRange *range);
+
+// What bounds the global range in this process (vm_room_linux.cpp).
+struct VmRoom {
+  uint64_t app_free = 0;       // bytes free from the base up to the next mapping
+  uintptr_t app_limit = 0;     // where that mapping starts
+  std::string app_limit_name;  // what it is ("[heap]", a path, ...)
+  uint64_t other_gap = 0;      // the largest other free gap (for the service view)
+  uintptr_t other_lo = 0, other_hi = 0;
+  uint64_t as_limit = UINT64_MAX;    // ulimit -v
+  uint64_t file_limit = UINT64_MAX;  // ulimit -f: the memory file's size
+  uint64_t mapped = 0;               // address space in use now
+  uint64_t largest = 0;              // the largest range vm_reserve can map now
+};
+bool vm_room(uintptr_t base, VmRoom *out);
+// Why a range of `size` at `base` cannot be mapped, naming the limit and
+// what to do, or "" if it fits.
+std::string vm_room_shortfall(uintptr_t base, uint64_t size, const VmRoom &room);
+std::string human_bytes(uint64_t bytes);  // "16.0 TiB"
 // Sets the application-view protection of [addr, addr+len).
 bool vm_protect(void *addr, size_t len, Access access);
 

@@ -20,31 +20,62 @@
 
 namespace agora::platform {
 
-bool vm_reserve(uintptr_t base, size_t size, GlobalRange *out, std::string *error) {
-  int fd = memfd_create("agora-global", MFD_CLOEXEC);
-  if (fd < 0) {
-    *error = std::string("memfd_create failed: ") + std::strerror(errno);
-    return false;
+namespace {
+// vm.overcommit_memory: 0 heuristic, 1 always, 2 strict (-1 if unknown).
+int overcommit_policy() {
+  FILE *f = std::fopen("/proc/sys/vm/overcommit_memory", "r");
+  int v = -1;
+  if (f) {
+    if (std::fscanf(f, "%d", &v) != 1) v = -1;
+    std::fclose(f);
   }
+  return v;
+}
+}  // namespace
+
+bool vm_reserve(uintptr_t base, size_t size, GlobalRange *out, std::string *error) {
+  // Name the limit a range cannot fit under before trying: the errors of
+  // mmap and ftruncate (EEXIST, ENOMEM, SIGXFSZ) do not say which it is.
+  VmRoom room;
+  bool have_room = vm_room(base, &room);
+  if (have_room) {
+    std::string shortfall = vm_room_shortfall(base, size, room);
+    if (!shortfall.empty()) {
+      *error = shortfall;
+      return false;
+    }
+  }
+  auto failed = [&](const char *what) {
+    int err = errno;
+    *error = std::string(what) + " (" + human_bytes(size) + "): " + std::strerror(err);
+    if (err == ENOMEM && overcommit_policy() == 2)
+      *error += " (vm.overcommit_memory=2, strict accounting: allow overcommit, or lower the size)";
+    if (have_room) *error += "; at most " + human_bytes(room.largest) + " fitted in this process";
+    return false;
+  };
+  int fd = memfd_create("agora-global", MFD_CLOEXEC);
+  if (fd < 0) return failed("memfd_create failed");
   if (ftruncate(fd, (off_t)size) != 0) {
-    *error = std::string("cannot size the global memory object: ") + std::strerror(errno);
+    failed("cannot size the global memory file");
     close(fd);
     return false;
   }
   void *app = mmap((void *)base, size, PROT_NONE, MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE,
                    fd, 0);
   if (app == MAP_FAILED || app != (void *)base) {
-    char msg[160];
-    std::snprintf(msg, sizeof msg, "cannot reserve the global range at %p (+%zu bytes): %s",
-                  (void *)base, size, app == MAP_FAILED ? std::strerror(errno) : "address in use");
-    *error = msg;
-    if (app != MAP_FAILED) munmap(app, size);
+    if (app != MAP_FAILED) {
+      munmap(app, size);
+      errno = EEXIST;  // a kernel older than 4.17 treats the address as a hint
+    }
+    char what[96];
+    std::snprintf(what, sizeof what, "cannot map the application view at %p", (void *)base);
+    failed(what);
     close(fd);
     return false;
   }
   void *svc = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
   if (svc == MAP_FAILED) {
-    *error = std::string("cannot map the service view: ") + std::strerror(errno);
+    failed("cannot map the service view");
     munmap(app, size);
     close(fd);
     return false;

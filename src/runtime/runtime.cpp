@@ -124,7 +124,11 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
     *error = "AGORA_MEMORY is too small for " + std::to_string(nranks()) + " ranks";
     return false;
   }
-  if (!platform::vm_reserve(kBase, bytes, &range_, error)) return false;
+  if (!platform::vm_reserve(kBase, bytes, &range_, error)) {
+    *error = "AGORA_MEMORY=" + platform::human_bytes(config_.memory_bytes) +
+             " cannot be mapped: " + *error + "; lower AGORA_MEMORY (--memory)";
+    return false;
+  }
   if (!platform::vm_exclude_from_fork(range_, error)) return false;
   if (!platform::fork_child_hook_install(on_fork_child, error)) return false;
   space_.emplace(kBase, bytes, page, nranks());
@@ -481,40 +485,50 @@ void *Runtime::alloc_collective(uint64_t bytes, Placement placement, Rank on_ran
   {
     std::lock_guard<std::mutex> g(lock_);
     ok = space_->collective_reserve(bytes, placement, on_rank, &first, &count);
-    if (ok) {
-      // Open this rank's home pages, in runs, before any rank can use them.
-      PageId run = first;
-      bool in_run = false;
-      for (PageId p = first; p <= first + count; ++p) {
-        bool mine = p < first + count && space_->home_of(p) == rank();
-        if (mine && !in_run) {
-          run = p;
-          in_run = true;
-        } else if (!mine && in_run) {
-          platform::vm_protect((void *)space_->addr_of(run), (p - run) * page_size(),
-                               engine_->home_access());
-          in_run = false;
-        }
-      }
-    }
+    // Open this rank's home pages, in runs, before any rank can use them.
+    if (ok)
+      space_->for_each_home_run(first, count, rank(), [&](PageId run, PageId pages) {
+        if (!platform::vm_protect((void *)space_->addr_of(run), pages * page_size(),
+                                  engine_->home_access()))
+          fatal("agora_alloc(%llu bytes): mprotect of its home pages failed: %s (too many distinct "
+                "mappings? raise vm.max_map_count, or use AGORA_PLACE_BLOCK)",
+                (unsigned long long)bytes, std::strerror(errno));
+      });
   }
   // Every rank must have asked for the same thing; this also keeps any rank
-  // from touching the memory before its homes have opened their pages.
-  int64_t v[8] = {(int64_t)bytes, (int64_t)placement, on_rank, ok,
-                  -(int64_t)bytes, -(int64_t)placement, -on_rank, -(int64_t)ok};
-  std::vector<int64_t> check(v, v + 8);
-  reduce(check.data(), 8, ReduceType::Int64, ReduceOp::Max, CollectiveKind::Alloc);
-  if (check[0] != -check[4] || check[1] != -check[5] || check[2] != -check[6])
-    fatal("agora_alloc is collective: ranks called it with different arguments (bytes %lld..%lld, "
-          "placement %lld..%lld, rank %lld..%lld)",
-          (long long)-check[4], (long long)check[0], (long long)-check[5], (long long)check[1],
-          (long long)-check[6], (long long)check[2]);
+  // from touching the memory before its homes have opened their pages. The
+  // size travels as two 32-bit halves: max(x) == -max(-x) holds only while
+  // -x cannot overflow.
+  int64_t hi = (int64_t)(bytes >> 32), lo = (int64_t)(bytes & 0xffffffffu);
+  int64_t v[10] = {hi, lo, (int64_t)placement, on_rank, ok, -hi, -lo, -(int64_t)placement, -on_rank,
+                   -(int64_t)ok};
+  std::vector<int64_t> check(v, v + 10);
+  reduce(check.data(), 10, ReduceType::Int64, ReduceOp::Max, CollectiveKind::Alloc);
+  bool same_bytes = check[0] == -check[5] && check[1] == -check[6];
+  if (!same_bytes || check[2] != -check[7] || check[3] != -check[8])
+    fatal("agora_alloc is collective: ranks called it with different arguments (bytes %s, "
+          "%llu here; placement %lld..%lld; rank %lld..%lld)",
+          same_bytes ? "equal" : "differ", (unsigned long long)bytes, (long long)-check[7],
+          (long long)check[2], (long long)-check[8], (long long)check[3]);
+  if (check[4] != -check[9])
+    fatal("agora_alloc(%llu bytes): succeeded on some ranks only (out of memory for its records?)",
+          (unsigned long long)bytes);
   if (!ok) {
-    if (rank() == 0)
-      log_error("agora_alloc(%llu bytes): collective global memory exhausted (%llu of %llu pages "
-                "in use); raise AGORA_MEMORY",
-                (unsigned long long)bytes, (unsigned long long)space_->collective_pages_used(),
-                (unsigned long long)space_->collective_capacity_pages());
+    if (rank() == 0) {
+      uint64_t page = page_size();
+      uint64_t capacity = space_->collective_capacity_pages() * page;
+      uint64_t free_bytes = capacity - space_->collective_pages_used() * page;
+      if (bytes > capacity)
+        log_error("agora_alloc(%llu bytes): larger than the whole collective region (%llu bytes, "
+                  "half of AGORA_MEMORY=%llu); %llu bytes are free",
+                  (unsigned long long)bytes, (unsigned long long)capacity,
+                  (unsigned long long)space_->size(), (unsigned long long)free_bytes);
+      else
+        log_error("agora_alloc(%llu bytes): collective global memory exhausted (%llu bytes free of "
+                  "%llu); raise AGORA_MEMORY",
+                  (unsigned long long)bytes, (unsigned long long)free_bytes,
+                  (unsigned long long)capacity);
+    }
     return nullptr;
   }
   return (void *)space_->addr_of(first);
@@ -524,9 +538,17 @@ void *Runtime::malloc_local(uint64_t bytes) {
   std::lock_guard<std::mutex> g(lock_);
   uint64_t off = arena_->allocate(bytes);
   if (off == UINT64_MAX) {
-    log_error("agora_malloc(%llu bytes): this rank's global heap is exhausted (%llu bytes free); "
-              "raise AGORA_MEMORY",
-              (unsigned long long)bytes, (unsigned long long)arena_->bytes_free());
+    uint64_t heap = space_->arena_pages() * page_size();
+    if (bytes > heap)
+      log_error("agora_malloc(%llu bytes): larger than this rank's whole global heap (%llu bytes: "
+                "half of AGORA_MEMORY over %d ranks); %llu bytes are free",
+                (unsigned long long)bytes, (unsigned long long)heap, nranks(),
+                (unsigned long long)arena_->bytes_free());
+    else
+      log_error("agora_malloc(%llu bytes): this rank's global heap is exhausted (%llu bytes free "
+                "of %llu, possibly fragmented); raise AGORA_MEMORY",
+                (unsigned long long)bytes, (unsigned long long)arena_->bytes_free(),
+                (unsigned long long)heap);
     return nullptr;
   }
   return (void *)(space_->base() + off);
@@ -682,9 +704,11 @@ int Runtime::reduce(void *buf, size_t count, ReduceType type, ReduceOp op, Colle
   const char *fn = collective_name(kind);
   if (tl_thread_id != 0) return collective_misuse(fn, tl_thread_id);
   if (count > ReduceService::kMaxCount) {
-    // Every rank must agree, so a count this rank cannot even send ends the job.
-    fatal("agora_reduce(count %zu): too many elements (at most %zu in one call)", count,
-          ReduceService::kMaxCount);
+    // Returned, not fatal: if other ranks passed a valid count, the ledger
+    // names the mismatch at this rank's next collective call.
+    log_error("agora_reduce(count %zu): too many elements (at most %zu in one call)", count,
+              ReduceService::kMaxCount);
+    return -2;
   }
   // Work on a private copy: buf may itself be global memory, and touching it
   // under the lock could fault.

@@ -66,6 +66,65 @@ int main(int argc, char **argv) {
     char *after = agora_alloc(PAGE);
     CHECK(after != NULL, "allocation after exhaustion failed");
     agora_barrier();
+
+    /* Sizes whose round-up to pages or to 64 bytes wraps past 2^64 must fail
+     * like any other too-large size (they used to return a one-page block
+     * that the next allocation overlapped). Every rank writes a pattern into
+     * a block allocated after each failure and checks all of it, plus the
+     * blocks allocated before. */
+    const size_t huge[] = {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX - PAGE + 2, SIZE_MAX - 63,
+                           SIZE_MAX / 2 + 1, ((size_t)1 << 63) + PAGE};
+    const int nhuge = (int)(sizeof huge / sizeof huge[0]);
+    long *keep[3 * 6];
+    int kept = 0;
+    for (int k = 0; k < nhuge; k++) {
+        CHECK(agora_alloc(huge[k]) == NULL, "agora_alloc(%zu) succeeded", huge[k]);
+        CHECK(agora_alloc_placed(huge[k], AGORA_PLACE_CYCLIC, 0) == NULL, "cyclic agora_alloc_placed(%zu) succeeded", huge[k]);
+        CHECK(agora_alloc_placed(huge[k], AGORA_PLACE_RANK, np - 1) == NULL, "agora_alloc_placed(%zu, rank) succeeded", huge[k]);
+        CHECK(agora_malloc(huge[k]) == NULL, "agora_malloc(%zu) succeeded", huge[k]);
+        /* A collective block one page per rank (each rank writes its own
+         * page) and a private one, both filled with a pattern. */
+        long *c = agora_alloc((size_t)np * PAGE);
+        long *m = agora_malloc(2 * PAGE);
+        CHECK(c != NULL && m != NULL, "allocation after agora_alloc(%zu) failed", huge[k]);
+        size_t per = PAGE / sizeof(long);
+        for (size_t i = 0; i < per; i++) c[me * per + i] = ((long)k << 40) | ((long)me << 20) | (long)i;
+        for (size_t i = 0; i < 2 * per; i++) m[i] = ~(((long)k << 40) | ((long)me << 20) | (long)i);
+        keep[kept++] = c;
+        keep[kept++] = m;
+    }
+    agora_barrier();
+    for (int k = 0; k < nhuge; k++) {
+        long *c = keep[2 * k], *m = keep[2 * k + 1];
+        size_t per = PAGE / sizeof(long);
+        for (int r = 0; r < np; r++)
+            for (size_t i = 0; i < per; i++)
+                CHECK(c[r * per + i] == (((long)k << 40) | ((long)r << 20) | (long)i),
+                      "collective block %d, rank %d's word %zu overwritten", k, r, i);
+        for (size_t i = 0; i < 2 * per; i++)
+            CHECK(m[i] == ~(((long)k << 40) | ((long)me << 20) | (long)i), "malloc'd block %d word %zu overwritten", k, i);
+    }
+    agora_barrier();
+
+    /* Other sizes that wrap: a reduction of more 8-byte values than fit in
+     * memory, and more lock handles than fit; the next ones work alike on
+     * every rank (a lock counter through a lock created after the failure). */
+    int64_t v[1] = {1};
+    CHECK(agora_reduce(v, SIZE_MAX / 8 + 1, AGORA_INT64, AGORA_SUM) == AGORA_ERR_INVALID_ARGUMENT, "huge reduce accepted");
+    CHECK(agora_lock_array_create(SIZE_MAX) == NULL, "agora_lock_array_create(SIZE_MAX) succeeded");
+    CHECK(agora_lock_array_create(SIZE_MAX / 2) == NULL, "agora_lock_array_create(SIZE_MAX / 2) succeeded");
+    agora_lock_t *lk = agora_lock_create();
+    long *counter = agora_alloc(sizeof(long));
+    for (int i = 0; i < 100; i++) {
+        agora_lock(lk);
+        (*counter)++;
+        agora_unlock(lk);
+    }
+    agora_reduce(v, 1, AGORA_INT64, AGORA_SUM);
+    CHECK(v[0] == np, "reduce after the huge one gave %lld", (long long)v[0]);
+    agora_barrier();
+    CHECK(*counter == 100L * np, "lock counter %ld, expected %ld", *counter, 100L * np);
+    agora_barrier();
     PASS("alloc");
     agora_finalize();
     return 0;

@@ -5,12 +5,19 @@
  *   misbehave extra_barrier       rank 1 calls one barrier more than the others
  *   misbehave alloc_one_rank      only rank 0 calls agora_alloc
  *   misbehave reduce_count|reduce_type   ranks pass different reduce arguments
- *   misbehave reduce_huge         a reduce count whose bytes overflow
+ *   misbehave reduce_huge         rank 1 passes a reduce count too large for one
+ *                                 message (an error there), rank 0 a normal one
  *   misbehave lock_count          rank 0 creates one lock more, first
  *   misbehave deadlock            ranks lock two locks in opposite orders
  *   misbehave finalize_holding    rank 1 finalizes holding a lock rank 0 waits for
  *   misbehave stop                rank 1 stops (SIGSTOP) while rank 0 waits in a barrier
  *   misbehave outside SECONDS     rank 1 computes outside Agora for a while (a warning; passes)
+ *   misbehave occupied            a page mapped at 32 TiB + 2 GiB, inside the
+ *                                 global range, before agora_init
+ *   misbehave cyclic_maps         a cyclic allocation of more pages than
+ *                                 vm.max_map_count lets a rank protect apart
+ *   misbehave alloc_differ        agora_alloc(2^63) on rank 0, agora_alloc(0)
+ *                                 elsewhere (-2^63 == 2^63 in int64)
  *   misbehave ok                  does nothing wrong
  * Misuse that returns an error at once (the program checks it and passes):
  *   misbehave lock_twice          a thread locks a lock it holds
@@ -19,6 +26,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -73,8 +81,13 @@ static int misuse_at_once(const char *how) {
 }
 
 int main(int argc, char **argv) {
-    agora_init(&argc, &argv);
     const char *how = argc > 1 ? argv[1] : "ok";
+    if (!strcmp(how, "occupied") &&
+        mmap((void *)(0x200000000000ull + (2ull << 30)), 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) == MAP_FAILED) {
+        perror("mmap");
+        return 0; /* the test expects a failure: this one would not be agora's */
+    }
+    agora_init(&argc, &argv);
     misuse_at_once(how);
     int *data = agora_alloc(4096 * 4);
     agora_barrier();
@@ -89,7 +102,8 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(how, "reduce_huge")) {
         double v = 1;
-        agora_reduce(&v, (size_t)1 << 61, AGORA_DOUBLE, AGORA_SUM);
+        int status = agora_reduce(&v, me == 1 ? (size_t)1 << 40 : 1, AGORA_DOUBLE, AGORA_SUM);
+        CHECK(me != 1 || status == AGORA_ERR_INVALID_ARGUMENT, "huge reduce returned %d", status);
     }
     if (!strcmp(how, "deadlock")) {
         agora_lock_t *locks = agora_lock_array_create(2);
@@ -135,6 +149,19 @@ int main(int argc, char **argv) {
             volatile int *beyond = (volatile int *)((uintptr_t)data + 64 * 4096);
             *beyond = 1;
         }
+    }
+    if (!strcmp(how, "alloc_differ")) agora_alloc(agora_rank() == 0 ? (size_t)1 << 63 : 0);
+    if (!strcmp(how, "cyclic_maps")) {
+        long max_maps = 65530;
+        FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+        if (f) {
+            if (fscanf(f, "%ld", &max_maps) != 1) max_maps = 65530;
+            fclose(f);
+        }
+        size_t pages = 2 * (size_t)max_maps * (size_t)agora_nranks();
+        char *c = agora_alloc_placed(pages * 4096, AGORA_PLACE_CYCLIC, 0);
+        CHECK(c != NULL, "cyclic allocation of %zu pages failed: give more AGORA_MEMORY", pages);
+        c[agora_rank() * 4096] = 1;
     }
     data[agora_rank()] = 1;
     agora_barrier();  /* the survivors wait here for the dead rank */
