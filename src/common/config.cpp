@@ -126,6 +126,11 @@ bool config_from_env(Config *out, std::string *error,
     if (!parse_count("AGORA_THREADS_PER_RANK", v, 1, 65536, "threads", &c.threads_per_rank, error))
       return false;
   }
+  if (const char *v = env("AGORA_DOORBELL_SIGNAL")) {
+    if (!parse_count("AGORA_DOORBELL_SIGNAL", v, 1, 64, "a signal (a real-time one, e.g. 40)",
+                     &c.doorbell_signal, error))
+      return false;
+  }
   if (const char *v = env("AGORA_DEBUG")) {
     if (!parse_bool("AGORA_DEBUG", v, &c.debug, error)) return false;
   }

@@ -21,6 +21,10 @@ struct Config {
   bool debug = false;                   // AGORA_DEBUG
   uint32_t threads_per_rank = 1;        // AGORA_THREADS_PER_RANK: agora_thread_create placement
   IntervalPolicy intervals = IntervalPolicy::Lazy;  // AGORA_INTERVALS (hlrc): lazy or aggressive
+  // AGORA_DOORBELL_SIGNAL: the real-time signal that wakes a napping service
+  // thread; 0 = the first of SIGRTMIN+5.. with the default action (the
+  // runtime checks the real-time range, which only libc knows).
+  uint32_t doorbell_signal = 0;
 };
 
 // Fills *out from the environment. On a bad value returns false and sets

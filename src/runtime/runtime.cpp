@@ -88,6 +88,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   reduce_.emplace(*this);
   threads_.emplace(*this, *engine_,
                    [this](uint64_t id, Payload fn, uint64_t arg) { return start_thread(id, fn, arg); });
+  if (!platform::doorbell_setup((int)config_.doorbell_signal, error)) return false;
   g_fault_target = this;
   on_exit(report_early_exit, nullptr);
   if (!platform::fault_handler_install(fault_trampoline, kBase, kBase + bytes)) {
@@ -111,6 +112,7 @@ int Runtime::stop() {
   }
   running_ = false;
   service_.join();
+  report_doorbells();
   report_stats();
   MPI_Barrier(transport_.world());
   platform::fault_handler_uninstall();
@@ -156,23 +158,41 @@ void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
   double now = platform::now_seconds();
   if (now - d.last_ring < 20e-6) return;
   d.last_ring = now;
-  platform::doorbell_ring(d.pid, d.tid);
+  d.rings++;
+  platform::doorbell_ring(d.pid, d.tid, d.signo);
 }
 
 void Runtime::exchange_doorbells() {
   while (service_tid_.load() == 0) platform::cpu_relax();
-  // (host hash, pid, tid) of every rank; ranks on other hosts are not rung.
-  std::string host = platform::host_name();
-  long long mine[3] = {(long long)std::hash<std::string>{}(host), platform::process_id(),
-                       service_tid_.load()};
-  std::vector<long long> all(3 * nranks());
+  // (PID namespace, pid, tid, signal) of every rank. A rank is rung only if
+  // MPI puts it on this node and its pid means the same process here.
+  long long mine[4] = {(long long)platform::pid_namespace_id(), platform::process_id(),
+                       service_tid_.load(), platform::doorbell_signal()};
+  std::vector<long long> all(4 * nranks());
   {
     std::lock_guard<std::mutex> g(lock_);  // MPI is serialised under the lock
-    MPI_Allgather(mine, 3, MPI_LONG_LONG, all.data(), 3, MPI_LONG_LONG, transport_.world());
+    MPI_Allgather(mine, 4, MPI_LONG_LONG, all.data(), 4, MPI_LONG_LONG, transport_.world());
   }
   doorbells_.assign(nranks(), Doorbell{});
+  std::string rung;
+  for (Rank r = 0; r < nranks(); ++r) {
+    const long long *theirs = &all[4 * r];
+    if (r == rank() || !transport_.same_node(r) || mine[0] == 0 || theirs[0] != mine[0]) continue;
+    doorbells_[r] = {(int)theirs[1], (int)theirs[2], (int)theirs[3]};
+    rung.append(" ").append(std::to_string(r));
+  }
+  log_debug("doorbell: signal %d; rings ranks [%s ] (same node and PID namespace)",
+            platform::doorbell_signal(), rung.c_str());
+}
+
+void Runtime::report_doorbells() {
+  if (!log_debug_enabled()) return;
+  std::string counts;
   for (Rank r = 0; r < nranks(); ++r)
-    if (all[3 * r] == mine[0]) doorbells_[r] = {(int)all[3 * r + 1], (int)all[3 * r + 2]};
+    if (r != rank())
+      counts.append(" ").append(std::to_string(r)).append(":").append(std::to_string(doorbells_[r].rings));
+  log_debug("doorbell: rings sent to rank:count [%s ]; application signals handed back %llu",
+            counts.c_str(), (unsigned long long)platform::doorbell_signals_handed_back());
 }
 
 void Runtime::set_access(PageId page, Access access) {
