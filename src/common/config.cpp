@@ -127,9 +127,13 @@ bool config_from_env(Config *out, std::string *error,
       return false;
   }
   if (const char *v = env("AGORA_DOORBELL_SIGNAL")) {
-    if (!parse_count("AGORA_DOORBELL_SIGNAL", v, 1, 64, "a signal (a real-time one, e.g. 40)",
-                     &c.doorbell_signal, error))
+    std::string ignored;
+    if (!parse_count("AGORA_DOORBELL_SIGNAL", v, 1, 64, "", &c.doorbell_signal, &ignored)) {
+      *error = std::string("AGORA_DOORBELL_SIGNAL=") + v +
+               " is not a signal number; give a real-time signal's number (SIGRTMIN..SIGRTMAX, "
+               "e.g. 40), or leave it unset for the first free one from SIGRTMIN+5";
       return false;
+    }
   }
   if (const char *v = env("AGORA_DEBUG")) {
     if (!parse_bool("AGORA_DEBUG", v, &c.debug, error)) return false;

@@ -181,7 +181,7 @@ void Runtime::exchange_doorbells() {
     doorbells_[r] = {(int)theirs[1], (int)theirs[2], (int)theirs[3]};
     rung.append(" ").append(std::to_string(r));
   }
-  log_debug("doorbell: signal %d; rings ranks [%s ] (same node and PID namespace)",
+  log_debug("doorbell: signal %d, rings ranks [%s ] (same node and PID namespace)",
             platform::doorbell_signal(), rung.c_str());
 }
 
