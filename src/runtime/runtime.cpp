@@ -174,15 +174,16 @@ void Runtime::exchange_doorbells() {
     MPI_Allgather(mine, 4, MPI_LONG_LONG, all.data(), 4, MPI_LONG_LONG, transport_.world());
   }
   doorbells_.assign(nranks(), Doorbell{});
-  std::string rung;
+  std::string rung, node;
   for (Rank r = 0; r < nranks(); ++r) {
     const long long *theirs = &all[4 * r];
+    if (transport_.same_node(r)) node.append(" ").append(std::to_string(r));
     if (r == rank() || !transport_.same_node(r) || mine[0] == 0 || theirs[0] != mine[0]) continue;
     doorbells_[r] = {(int)theirs[1], (int)theirs[2], (int)theirs[3]};
     rung.append(" ").append(std::to_string(r));
   }
-  log_debug("doorbell: signal %d, rings ranks [%s ] (same node and PID namespace)",
-            platform::doorbell_signal(), rung.c_str());
+  log_debug("doorbell: signal %d, same node [%s ], rings [%s ] (same node and PID namespace)",
+            platform::doorbell_signal(), node.c_str(), rung.c_str());
 }
 
 void Runtime::report_doorbells() {
