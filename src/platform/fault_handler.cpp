@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <mutex>
 #include <pthread.h>
 #include <ucontext.h>
 
@@ -18,28 +17,64 @@ namespace agora::platform {
 namespace chain {
 namespace {
 // Two slots and an index: the handler reads a complete action while the
-// program installs another (writers are serialised by g_write).
+// program installs another. Writers take a spinlock with every signal
+// blocked, so a handler that calls sigaction on the thread holding it (Open
+// MPI's resets SIGSEGV) cannot deadlock: it can only run on another thread.
 struct sigaction g_slots[2];
 std::atomic<int> g_current{0};
-std::mutex g_write;
+std::atomic_flag g_write = ATOMIC_FLAG_INIT;
 std::atomic<bool> g_active{false};
+
+class WriteGuard {
+ public:
+  WriteGuard() {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &saved_);
+    while (g_write.test_and_set(std::memory_order_acquire)) cpu_relax();
+  }
+  ~WriteGuard() {
+    g_write.clear(std::memory_order_release);
+    pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
+  }
+
+ private:
+  sigset_t saved_;
+};
+
+void store_locked(const struct sigaction &act) {
+  int next = 1 - g_current.load(std::memory_order_relaxed);
+  g_slots[next] = act;
+  g_current.store(next, std::memory_order_release);
+}
 }  // namespace
 
 bool active() { return g_active.load(std::memory_order_acquire); }
 
 struct sigaction program_action() { return g_slots[g_current.load(std::memory_order_acquire)]; }
 
-void set_program_action(const struct sigaction &act) {
-  std::lock_guard<std::mutex> g(g_write);
-  int next = 1 - g_current.load(std::memory_order_relaxed);
-  g_slots[next] = act;
-  g_current.store(next, std::memory_order_release);
+struct sigaction exchange_program_action(const struct sigaction *act) {
+  WriteGuard g;
+  struct sigaction previous = program_action();
+  if (act) store_locked(*act);
+  return previous;
 }
 
-// Installed under g_write by fault_handler_install, before activation.
+void set_program_action(const struct sigaction &act) { exchange_program_action(&act); }
+
 void begin(const struct sigaction &previous) {
-  set_program_action(previous);
+  WriteGuard g;
+  store_locked(previous);
   g_active.store(true, std::memory_order_release);
+}
+
+// The program's latest action becomes the kernel's again.
+void end() {
+  WriteGuard g;
+  if (!g_active.load(std::memory_order_relaxed)) return;
+  struct sigaction act = program_action();
+  g_active.store(false, std::memory_order_release);
+  real_sigaction(SIGSEGV, &act, nullptr);
 }
 }  // namespace chain
 
@@ -116,12 +151,7 @@ bool fault_handler_install(FaultCallback callback, uintptr_t lo, uintptr_t hi) {
 }
 
 void fault_handler_uninstall() {
-  if (!chain::active()) return;
-  // The program's latest action becomes the kernel's again.
-  std::lock_guard<std::mutex> g(chain::g_write);
-  struct sigaction act = chain::program_action();
-  chain::g_active.store(false, std::memory_order_release);
-  chain::real_sigaction(SIGSEGV, &act, nullptr);
+  chain::end();
   g_callback = nullptr;
 }
 

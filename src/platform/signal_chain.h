@@ -16,5 +16,7 @@ bool active();
 // without Agora). Safe to call from the signal handler.
 struct sigaction program_action();
 void set_program_action(const struct sigaction &act);
+// Installs *act (if given) and returns the action it replaces, atomically.
+struct sigaction exchange_program_action(const struct sigaction *act);
 
 }  // namespace agora::platform::chain

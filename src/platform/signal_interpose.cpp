@@ -31,8 +31,7 @@ int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old) 
 
 namespace {
 using agora::platform::chain::active;
-using agora::platform::chain::program_action;
-using agora::platform::chain::set_program_action;
+using agora::platform::chain::exchange_program_action;
 
 using SignalFn = sighandler_t (*)(int, sighandler_t);
 
@@ -63,8 +62,7 @@ sighandler_t chain_signal(sighandler_t handler, int flags, bool mask_self) {
   act.sa_flags = flags;
   sigemptyset(&act.sa_mask);
   if (mask_self) sigaddset(&act.sa_mask, SIGSEGV);
-  old = program_action();
-  set_program_action(act);
+  old = exchange_program_action(&act);
   return previous_handler(old);
 }
 
@@ -75,8 +73,7 @@ extern "C" {
 
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old) noexcept {
   if (sig != SIGSEGV || !active()) return __sigaction(sig, act, old);
-  struct sigaction previous = program_action();
-  if (act) set_program_action(*act);
+  struct sigaction previous = exchange_program_action(act);
   if (old) *old = previous;
   return 0;
 }

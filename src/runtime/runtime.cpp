@@ -58,6 +58,10 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   // Configuration first: a bad setting must fail before MPI starts.
   if (!config_from_env(&config_, error, protocol_names())) return false;
   log_set_debug(config_.debug);
+  // A doorbell signal the program chose is checked before MPI starts; the
+  // default is picked after, once MPI's libraries have taken their signals.
+  if (config_.doorbell_signal && !platform::doorbell_setup((int)config_.doorbell_signal, error))
+    return false;
   if (!transport_.init(argc, argv, error)) return false;
   log_set_rank(rank());
   g_abort_transport = &transport_;
@@ -88,7 +92,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   reduce_.emplace(*this);
   threads_.emplace(*this, *engine_,
                    [this](uint64_t id, Payload fn, uint64_t arg) { return start_thread(id, fn, arg); });
-  if (!platform::doorbell_setup((int)config_.doorbell_signal, error)) return false;
+  if (!config_.doorbell_signal && !platform::doorbell_setup(0, error)) return false;
   g_fault_target = this;
   on_exit(report_early_exit, nullptr);
   if (!platform::fault_handler_install(fault_trampoline, kBase, kBase + bytes)) {
