@@ -27,6 +27,8 @@
 
 #include "check.h"
 
+int signals_lib_install(void (*fn)(int, siginfo_t *, void *), struct sigaction *old);  /* signals_lib.c */
+
 #define PAGE 4096
 
 static int me = -1;
@@ -157,15 +159,27 @@ static int segv(void) {
     wait_for(&sent_count, 1);
     CHECK(sent_count == 1 && sent_code == SI_USER, "sent SIGSEGV: count %d code %d", sent_count, sent_code);
 
+    /* sysv_signal(): one shot. */
+    CHECK(sysv_signal(SIGSEGV, on_plain) == (sighandler_t)(void *)on_sent, "sysv_signal returned the wrong action");
+    close_trap();
+    trap[4] = 5;
+    CHECK(plain_count == 2 && trap[4] == 5, "sysv handler ran %d times", plain_count);
+    sigaction(SIGSEGV, NULL, &now);
+    CHECK(now.sa_handler == SIG_DFL, "sysv_signal handler was not one-shot");
+
+    /* A shared library's sigaction is interposed as well. */
+    CHECK(signals_lib_install(on_info, &old) == 0 && old.sa_handler == SIG_DFL, "library sigaction");
     exchange(g, 2);
-    install(on_info, 0, NULL);
+    close_trap();
+    trap[5] = 6;
+    CHECK(info_count == 3 && trap[5] == 6, "library-installed handler ran %d times", info_count - 2);
     agora_finalize();
 
     /* The program's handler is now the kernel's: a fault reaches it directly. */
     CHECK_AFTER(sigaction(SIGSEGV, NULL, &now) == 0 && now.sa_sigaction == on_info, "after finalize");
     close_trap();
     trap[3] = 1;
-    CHECK_AFTER(info_count == 3, "handler after finalize ran %d times", info_count);
+    CHECK_AFTER(info_count == 4, "handler after finalize ran %d times", info_count);
     if (me == 0) printf("PASS signals segv on %d ranks\n", n);
     return 0;
 }
