@@ -201,6 +201,15 @@ bool config_from_env(Config *out, std::string *error,
     if (!parse_count("AGORA_HANG_TIMEOUT", v, 0, 86400 * 365, "seconds", &c.hang_timeout_s, error))
       return false;
   }
+  if (const char *v = env("AGORA_DOORBELL_SIGNAL")) {
+    std::string ignored;
+    if (!parse_count("AGORA_DOORBELL_SIGNAL", v, 1, 64, "", &c.doorbell_signal, &ignored)) {
+      *error = std::string("AGORA_DOORBELL_SIGNAL=") + v +
+               " is not a signal number; give a real-time signal's number (SIGRTMIN..SIGRTMAX, "
+               "e.g. 40), or leave it unset for the first free one from SIGRTMIN+5";
+      return false;
+    }
+  }
   if (const char *v = env("AGORA_DEBUG")) {
     if (!parse_bool("AGORA_DEBUG", v, &c.debug, error)) return false;
   }

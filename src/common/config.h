@@ -26,6 +26,10 @@ struct Config {
   IntervalPolicy intervals = IntervalPolicy::Lazy;  // AGORA_INTERVALS (hlrc): lazy or aggressive
   uint32_t hang_warn_s = 60;            // AGORA_HANG_WARN: warn about ranks others wait for this long
   uint32_t hang_timeout_s = 0;          // AGORA_HANG_TIMEOUT: end such a job after this long (0: never)
+  // AGORA_DOORBELL_SIGNAL: the real-time signal that wakes a napping service
+  // thread; 0 = the first of SIGRTMIN+5.. with the default action (the
+  // runtime checks the real-time range, which only libc knows).
+  uint32_t doorbell_signal = 0;
 };
 
 // Fills *out from the environment. On a bad value returns false and sets

@@ -9,6 +9,9 @@
 //  - fault_*: a SIGSEGV handler that passes faults inside the global range to
 //    one callback and treats every other fault exactly as the program would
 //    without Agora (previous handler, else default action: the process dies).
+//    While it is installed, the program's sigaction/signal calls for SIGSEGV
+//    are interposed: they set the handler next in the chain and report the
+//    program's own previous action (signal_interpose.cpp).
 //  - code_ref_*: a function pointer of one program, as (module, offset), so
 //    that it means the same function in another process of the same
 //    program even though ASLR loads each module at a different address.
@@ -97,17 +100,27 @@ void fault_handler_uninstall();
 // starts call this first.
 void fault_signal_unblock();
 
-// Doorbell: lets a process on the same host wake a napping thread of
-// another. The waiting thread calls doorbell_block() once, then naps in
-// doorbell_wait(); others ring it by (process id, thread id).
+// Doorbell: lets a process on the same node wake a napping thread of
+// another with a real-time signal. doorbell_setup() (on the main thread, at
+// init) picks the signal: `requested`, or 0 for the first of
+// SIGRTMIN+5..SIGRTMAX whose action is the default; it fails with a message
+// naming AGORA_DOORBELL_SIGNAL. The waiting thread calls doorbell_block()
+// once, then naps in doorbell_wait(); others ring it by (process id, thread
+// id, its signal). A signal of that number that is not a ring (the
+// application's own) is handed back to the main thread, never swallowed.
+bool doorbell_setup(int requested, std::string *error);
+int doorbell_signal();
 void doorbell_block();
 bool doorbell_wait(uint32_t us);  // naps up to us; true if rung
-void doorbell_ring(int pid, int tid);
+void doorbell_ring(int pid, int tid, int signo);
+uint64_t doorbell_signals_handed_back();  // application signals the waiting thread passed on
 int process_id();
 int thread_id();
 // The kernel thread ids of this process's threads (from /proc/self/task).
 std::vector<int> thread_ids();
-std::string host_name();
+// The inode of this process's PID namespace (0 if unknown): pids and tids
+// mean the same process only between processes with equal, non-zero ids.
+uint64_t pid_namespace_id();
 
 // Function pointers across ranks: module is "" for the executable, else the
 // shared library's path as loaded; offset is from the module's load base.

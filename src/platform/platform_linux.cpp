@@ -102,95 +102,6 @@ bool vm_protect(void *addr, size_t len, Access access) {
   return mprotect(addr, len, prot) == 0;
 }
 
-namespace {
-FaultCallback g_callback = nullptr;
-uintptr_t g_lo = 0, g_hi = 0;
-struct sigaction g_previous;
-bool g_installed = false;
-
-void chain_to_previous(int sig, siginfo_t *info, void *context) {
-  if (g_previous.sa_flags & SA_SIGINFO) {
-    if (g_previous.sa_sigaction) {
-      g_previous.sa_sigaction(sig, info, context);
-      return;
-    }
-  } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
-    g_previous.sa_handler(sig);
-    return;
-  }
-  // Default action: restore it and return; the faulting instruction runs
-  // again and the kernel kills the process with SIGSEGV, as without Agora.
-  struct sigaction dfl;
-  std::memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  sigaction(SIGSEGV, &dfl, nullptr);
-}
-
-void on_sigsegv(int sig, siginfo_t *info, void *context) {
-  int saved_errno = errno;
-  uintptr_t addr = (uintptr_t)info->si_addr;
-  if (g_callback && addr >= g_lo && addr < g_hi) {
-    auto *uc = (ucontext_t *)context;
-    bool is_write = (uc->uc_mcontext.gregs[REG_ERR] & 0x2) != 0;  // x86-64 page-fault error code
-    if (g_callback((void *)addr, is_write)) {
-      errno = saved_errno;
-      return;
-    }
-  }
-  chain_to_previous(sig, info, context);
-  errno = saved_errno;
-}
-}  // namespace
-
-bool fault_handler_install(FaultCallback callback, uintptr_t lo, uintptr_t hi) {
-  g_callback = callback;
-  g_lo = lo;
-  g_hi = hi;
-  struct sigaction sa;
-  std::memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = on_sigsegv;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  if (sigaction(SIGSEGV, &sa, &g_previous) != 0) return false;
-  g_installed = true;
-  return true;
-}
-
-void fault_handler_uninstall() {
-  if (!g_installed) return;
-  sigaction(SIGSEGV, &g_previous, nullptr);
-  g_installed = false;
-  g_callback = nullptr;
-}
-
-void fault_signal_unblock() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGSEGV);
-  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
-}
-
-// SIGURG, thread-directed: it stays pending for the one thread that blocks it.
-static sigset_t doorbell_signal() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGURG);
-  return set;
-}
-
-void doorbell_block() {
-  sigset_t set = doorbell_signal();
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
-
-bool doorbell_wait(uint32_t us) {
-  sigset_t set = doorbell_signal();
-  timespec ts{(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
-  return sigtimedwait(&set, nullptr, &ts) == SIGURG;
-}
-
-void doorbell_ring(int pid, int tid) { syscall(SYS_tgkill, pid, tid, SIGURG); }
-
 int process_id() { return getpid(); }
 int thread_id() { return (int)syscall(SYS_gettid); }
 
@@ -202,12 +113,6 @@ std::vector<int> thread_ids() {
     closedir(d);
   }
   return ids;
-}
-
-std::string host_name() {
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  return name;
 }
 
 namespace {

@@ -107,6 +107,10 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   // Configuration first: a bad setting must fail before MPI starts.
   if (!config_from_env(&config_, error, protocol_names())) return false;
   log_set_debug(config_.debug);
+  // A doorbell signal the program chose is checked before MPI starts; the
+  // default is picked after, once MPI's libraries have taken their signals.
+  if (config_.doorbell_signal && !platform::doorbell_setup((int)config_.doorbell_signal, error))
+    return false;
   // Threads that MPI starts are not the application's (the hang watch counts those).
   std::vector<int> threads_before = platform::thread_ids();
   if (!transport_.init(argc, argv, error)) return false;
@@ -151,6 +155,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   reduce_->attach(&ledger_);
   threads_.emplace(*this, *engine_,
                    [this](uint64_t id, Payload fn, uint64_t arg) { return start_thread(id, fn, arg); });
+  if (!config_.doorbell_signal && !platform::doorbell_setup(0, error)) return false;
   g_fault_target = this;
   on_exit(report_early_exit, nullptr);
   if (!platform::fault_handler_install(fault_trampoline, kBase, kBase + bytes)) {
@@ -192,6 +197,7 @@ int Runtime::stop() {
   }
   running_ = false;
   service_.join();
+  report_doorbells();
   report_stats();
   MPI_Barrier(transport_.world());
   platform::global_io_disable();
@@ -243,7 +249,8 @@ void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
   double now = platform::now_seconds();
   if (now - d.last_ring < 20e-6) return;
   d.last_ring = now;
-  platform::doorbell_ring(d.pid, d.tid);
+  d.rings++;
+  platform::doorbell_ring(d.pid, d.tid, d.signo);
 }
 
 void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
@@ -253,18 +260,36 @@ void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
 
 void Runtime::exchange_doorbells() {
   while (service_tid_.load() == 0) platform::cpu_relax();
-  // (host hash, pid, tid) of every rank; ranks on other hosts are not rung.
-  std::string host = platform::host_name();
-  long long mine[3] = {(long long)std::hash<std::string>{}(host), platform::process_id(),
-                       service_tid_.load()};
-  std::vector<long long> all(3 * nranks());
+  // (PID namespace, pid, tid, signal) of every rank. A rank is rung only if
+  // MPI puts it on this node and its pid means the same process here.
+  long long mine[4] = {(long long)platform::pid_namespace_id(), platform::process_id(),
+                       service_tid_.load(), platform::doorbell_signal()};
+  std::vector<long long> all(4 * nranks());
   {
     std::lock_guard<std::mutex> g(lock_);  // MPI is serialised under the lock
-    MPI_Allgather(mine, 3, MPI_LONG_LONG, all.data(), 3, MPI_LONG_LONG, transport_.world());
+    MPI_Allgather(mine, 4, MPI_LONG_LONG, all.data(), 4, MPI_LONG_LONG, transport_.world());
   }
   doorbells_.assign(nranks(), Doorbell{});
+  std::string rung, node;
+  for (Rank r = 0; r < nranks(); ++r) {
+    const long long *theirs = &all[4 * r];
+    if (transport_.same_node(r)) node.append(" ").append(std::to_string(r));
+    if (r == rank() || !transport_.same_node(r) || mine[0] == 0 || theirs[0] != mine[0]) continue;
+    doorbells_[r] = {(int)theirs[1], (int)theirs[2], (int)theirs[3]};
+    rung.append(" ").append(std::to_string(r));
+  }
+  log_debug("doorbell: signal %d, same node [%s ], rings [%s ] (same node and PID namespace)",
+            platform::doorbell_signal(), node.c_str(), rung.c_str());
+}
+
+void Runtime::report_doorbells() {
+  if (!log_debug_enabled()) return;
+  std::string counts;
   for (Rank r = 0; r < nranks(); ++r)
-    if (all[3 * r] == mine[0]) doorbells_[r] = {(int)all[3 * r + 1], (int)all[3 * r + 2]};
+    if (r != rank())
+      counts.append(" ").append(std::to_string(r)).append(":").append(std::to_string(doorbells_[r].rings));
+  log_debug("doorbell: rings sent to rank:count [%s ]; application signals handed back %llu",
+            counts.c_str(), (unsigned long long)platform::doorbell_signals_handed_back());
 }
 
 void Runtime::set_access(PageId page, Access access) {

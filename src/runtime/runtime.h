@@ -142,15 +142,18 @@ class Runtime final : public EngineHost {
   std::thread service_;
   std::atomic<bool> running_{false};
   std::atomic<int> waiting_threads_{0};
-  // Service threads of ranks on this host, to ring when asking them to act
-  // (pid 0: another host, where only the nap bounds the delay).
+  // Service threads of ranks on this node and in this PID namespace, to ring
+  // when asking them to act (pid 0: elsewhere, where only the nap bounds the
+  // delay).
   struct Doorbell {
-    int pid = 0, tid = 0;
+    int pid = 0, tid = 0, signo = 0;
     double last_ring = 0;  // one ring wakes it for a burst: its naps restart short
+    uint64_t rings = 0;    // reported with AGORA_DEBUG
   };
   std::vector<Doorbell> doorbells_;
   std::atomic<int> service_tid_{0};
   void exchange_doorbells();
+  void report_doorbells();
 };
 
 }  // namespace agora
