@@ -230,9 +230,10 @@ ssize_t bounce_iov(const iovec *iov, int count, bool in, Call call, DirectCall d
 
 constexpr size_t kStdioStep = 1 << 20;
 
-// fread/fwrite in steps through libc's _unlocked forms, holding the stream's
-// lock throughout unless the caller used an _unlocked form itself.
-size_t fread_bounced(void *ptr, size_t size, size_t n, FILE *fp, bool lock) {
+// fread (in: into ptr) or fwrite (out of ptr) in steps through libc's
+// _unlocked forms, holding the stream's lock throughout unless the caller
+// used an _unlocked form itself.
+size_t stdio_bounced(void *ptr, size_t size, size_t n, FILE *fp, bool lock, bool in) {
   size_t total = size * n, done = 0;
   Bounce tmp(total < kStdioStep ? total : kStdioStep, nullptr);
   if (!tmp.data()) {
@@ -241,35 +242,22 @@ size_t fread_bounced(void *ptr, size_t size, size_t n, FILE *fp, bool lock) {
   }
   if (lock) flockfile(fp);
   while (done < total) {
-    size_t step = total - done < kStdioStep ? total - done : kStdioStep;
-    size_t got = LIBC(fread_unlocked)(tmp.data(), 1, step, fp);
-    int saved = errno;
-    std::memcpy((char *)ptr + done, tmp.data(), got);
-    errno = saved;
-    done += got;
-    if (got < step) break;
+    size_t step = total - done < kStdioStep ? total - done : kStdioStep, moved;
+    char *at = (char *)ptr + done;
+    if (in) {
+      moved = LIBC(fread_unlocked)(tmp.data(), 1, step, fp);
+      int saved = errno;
+      std::memcpy(at, tmp.data(), moved);
+      errno = saved;
+    } else {
+      std::memcpy(tmp.data(), at, step);
+      moved = LIBC(fwrite_unlocked)(tmp.data(), 1, step, fp);
+    }
+    done += moved;
+    if (moved < step) break;
   }
   if (lock) funlockfile(fp);
   return done / size;
-}
-
-size_t fwrite_bounced(const void *ptr, size_t size, size_t n, FILE *fp, bool lock) {
-  size_t total = size * n, done = 0;
-  Bounce tmp(total < kStdioStep ? total : kStdioStep, nullptr);
-  if (!tmp.data()) {
-    errno = ENOMEM;
-    return 0;
-  }
-  if (lock) flockfile(fp);
-  while (done < total) {
-    size_t step = total - done < kStdioStep ? total - done : kStdioStep;
-    std::memcpy(tmp.data(), (const char *)ptr + done, step);
-    size_t put = LIBC(fwrite_unlocked)(tmp.data(), 1, step, fp);
-    done += put;
-    if (put < step) break;
-  }
-  if (lock) funlockfile(fp);
-  return done == total ? n : done / size;
 }
 
 // fread/fwrite take the slow path only for a whole, valid global buffer.
@@ -454,35 +442,35 @@ ssize_t sendmsg(int fd, const msghdr *msg, int flags) {
 
 size_t fread(void *ptr, size_t size, size_t n, FILE *fp) {
   if (!agora::platform::stdio_bounces(ptr, size, n)) return LIBC(fread)(ptr, size, n, fp);
-  return agora::platform::fread_bounced(ptr, size, n, fp, true);
+  return agora::platform::stdio_bounced(ptr, size, n, fp, true, true);
 }
 
 size_t fread_unlocked(void *ptr, size_t size, size_t n, FILE *fp) {
   if (!agora::platform::stdio_bounces(ptr, size, n)) return LIBC(fread_unlocked)(ptr, size, n, fp);
-  return agora::platform::fread_bounced(ptr, size, n, fp, false);
+  return agora::platform::stdio_bounced(ptr, size, n, fp, false, true);
 }
 
 size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp) {
   if (!agora::platform::stdio_bounces(ptr, size, n)) return LIBC(__fread_chk)(ptr, ptrlen, size, n, fp);
   agora::platform::fread_chk_check(ptrlen, size, n);
-  return agora::platform::fread_bounced(ptr, size, n, fp, true);
+  return agora::platform::stdio_bounced(ptr, size, n, fp, true, true);
 }
 
 size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp) {
   if (!agora::platform::stdio_bounces(ptr, size, n))
     return LIBC(__fread_unlocked_chk)(ptr, ptrlen, size, n, fp);
   agora::platform::fread_chk_check(ptrlen, size, n);
-  return agora::platform::fread_bounced(ptr, size, n, fp, false);
+  return agora::platform::stdio_bounced(ptr, size, n, fp, false, true);
 }
 
 size_t fwrite(const void *ptr, size_t size, size_t n, FILE *fp) {
   if (!agora::platform::stdio_bounces(ptr, size, n)) return LIBC(fwrite)(ptr, size, n, fp);
-  return agora::platform::fwrite_bounced(ptr, size, n, fp, true);
+  return agora::platform::stdio_bounced((void *)ptr, size, n, fp, true, false);
 }
 
 size_t fwrite_unlocked(const void *ptr, size_t size, size_t n, FILE *fp) {
   if (!agora::platform::stdio_bounces(ptr, size, n)) return LIBC(fwrite_unlocked)(ptr, size, n, fp);
-  return agora::platform::fwrite_bounced(ptr, size, n, fp, false);
+  return agora::platform::stdio_bounced((void *)ptr, size, n, fp, false, false);
 }
 
 }  // extern "C"
