@@ -125,13 +125,16 @@ int main(int argc, char **argv) {
         if (me == 0) agora_lock_create(); /* a lock only rank 0 makes */
         agora_lock_t *lk = agora_lock_create();
         long *counter = agora_alloc(sizeof(long));
-        for (int i = 0; i < 1000; i++) {
+        for (int i = 0; i < 5000; i++) {
             agora_lock(lk);
-            ++*counter;
+            long v = *counter;
+            for (volatile int k = 0; k < 2000; k++) { /* widen the window a lost update needs */
+            }
+            *counter = v + 1;
             agora_unlock(lk);
         }
         agora_barrier();
-        CHECK(*counter == 1000L * agora_nranks(), "counter %ld", *counter);
+        CHECK(*counter == 5000L * agora_nranks(), "counter %ld, expected %ld", *counter, 5000L * agora_nranks());
     }
     if (agora_rank() == 1 || agora_nranks() == 1) {
         if (!strcmp(how, "exit")) exit(3);
