@@ -8,6 +8,9 @@
 namespace agora {
 
 enum class ServiceMode { Adaptive, Poll };
+// How a thread waiting inside the library waits (docs/service.md): Auto
+// blocks when the node has more ranks x threads than cores, else spins.
+enum class WaitMode { Auto, Spin, Block };
 // hlrc: when an interval ends (see src/protocol/hlrc/hlrc_engine.h).
 enum class IntervalPolicy { Lazy, Aggressive };
 
@@ -18,6 +21,7 @@ struct Config {
   std::string stats_json_path;          // AGORA_STATS_JSON
   ServiceMode service = ServiceMode::Adaptive;  // AGORA_SERVICE
   uint32_t service_sleep_us = 1000;     // AGORA_SERVICE_SLEEP_US: longest idle nap of the service thread
+  WaitMode wait = WaitMode::Auto;       // AGORA_WAIT: auto, spin or block
   bool debug = false;                   // AGORA_DEBUG
   uint32_t threads_per_rank = 1;        // AGORA_THREADS_PER_RANK: agora_thread_create placement
   IntervalPolicy intervals = IntervalPolicy::Lazy;  // AGORA_INTERVALS (hlrc): lazy or aggressive

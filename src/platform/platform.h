@@ -14,9 +14,11 @@
 //    program even though ASLR loads each module at a different address.
 //  - everything returns false/negative on failure and leaves errno set.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/types.h"
 
@@ -56,6 +58,14 @@ void fault_signal_unblock();
 void doorbell_block();
 bool doorbell_wait(uint32_t us);  // naps up to us; true if rung
 void doorbell_ring(int pid, int tid);
+// Futex on a word private to this process: futex_wait sleeps while *word ==
+// expected (returns at once if it differs; may return spuriously), futex_wake
+// wakes every thread sleeping on word.
+void futex_wait(std::atomic<uint32_t> *word, uint32_t expected);
+void futex_wake(std::atomic<uint32_t> *word);
+// The CPUs this thread may run on (sched_getaffinity), one bit per CPU
+// number; false (errno set) if the kernel will not say.
+bool cpu_affinity(std::vector<uint64_t> *mask);
 int process_id();
 int thread_id();
 std::string host_name();

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "common/log.h"
+#include "runtime/oversubscription.h"
 
 namespace agora {
 
@@ -40,6 +41,17 @@ enum MemoryOp : uint16_t { kFreeRequest = 1, kFreeReply = 2 };
 // that a thread joining itself is an error rather than a hang.
 thread_local Rank tl_thread_rank = -1;
 thread_local uint64_t tl_thread_id = 0;
+
+// Threads woken from a sleeping wait that have not run yet. Until they do,
+// the service thread holds back: under sc the message after a grant is often
+// the next rank's request for the same page, and serving it before the woken
+// thread has made its access takes the page away again (page ping-pong
+// without progress when ranks outnumber cores).
+std::atomic<int> g_woken_not_resumed{0};
+void wake_sleeper(std::atomic<uint32_t> *state) {
+  g_woken_not_resumed.fetch_add(1);
+  platform::futex_wake(state);
+}
 }  // namespace
 
 Runtime *Runtime::start(int *argc, char ***argv, int *status) {
@@ -62,6 +74,10 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   log_set_rank(rank());
   g_abort_transport = &transport_;
   log_set_abort_hook(abort_job);
+  WaitDecision waits = decide_wait_mode(config_, transport_);
+  block_waits_ = waits.block;
+  waiter_wake = wake_sleeper;
+  log_debug("waiting threads: %s", waits.why.c_str());
 
   uint64_t page = platform::kPageSize;
   // Each arena gets a whole number of pages.
@@ -97,6 +113,9 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   running_ = true;
   service_ = std::thread([this] { service_loop(); });
   exchange_doorbells();
+  bool all_rung = true;
+  for (const Doorbell &d : doorbells_) all_rung &= d.pid != 0;
+  every_rank_rung_ = block_waits_ && all_rung;
   log_debug("started: protocol %s, %llu bytes of global memory at %p", engine_->name(),
             (unsigned long long)bytes, (void *)kBase);
   return barrier() == 0;
@@ -147,10 +166,15 @@ void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
   header.src = rank();
   stats_.messages_sent++;
   stats_.bytes_sent += transport_.send(dst, header, payload);
+  // Oversubscribed: dst's waiting threads sleep rather than poll, so every
+  // message, replies and messages to this rank included, wakes its service.
+  if (block_waits_ && dst < (Rank)doorbells_.size() && doorbells_[dst].pid)
+    platform::doorbell_ring(doorbells_[dst].pid, doorbells_[dst].tid);
 }
 
 void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
   send(dst, header, payload);
+  if (block_waits_) return;  // send() rang already
   Doorbell &d = doorbells_[dst];
   if (!d.pid || dst == rank() || config_.service != ServiceMode::Adaptive) return;
   double now = platform::now_seconds();
@@ -208,15 +232,15 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
 }
 
 void Runtime::wait(Waiter &w, bool patient) {
+  // Oversubscribed: poll a few times, for a reply already in, then sleep and
+  // leave the core to the thread that has to answer (spinning 20 us first
+  // was slower on lockstress with 8 ranks on 2 cores: docs/service.md).
+  constexpr unsigned kIdlePollsBeforeSleep = 8;
   waiting_threads_.fetch_add(1);
   unsigned idle = 0;
-  bool polling = true;
   double idle_since = 0;
-  while (!w.done.load(std::memory_order_acquire)) {
-    if (!polling) {
-      platform::sleep_us(50);
-      continue;
-    }
+  bool sleep = false;
+  while (!w.done()) {
     int got = 0;
     if (lock_.try_lock()) {
       got = poll_locked();
@@ -224,23 +248,33 @@ void Runtime::wait(Waiter &w, bool patient) {
     }
     if (got) {
       idle = 0;
-    } else if (++idle > 256) {
-      if (idle == 257) idle_since = platform::now_seconds();
+      continue;
+    }
+    ++idle;
+    if (idle == 1) idle_since = platform::now_seconds();
+    if (block_waits_) {
+      if (idle >= kIdlePollsBeforeSleep) {
+        sleep = true;
+        break;
+      }
+      platform::cpu_relax();
+    } else if (idle <= 256) {
+      platform::cpu_relax();
+    } else {
       if (patient && (idle & 63) == 0 && platform::now_seconds() - idle_since > 2e-3) {
         // Idle for 2 ms: the wait may be long (a join of a computing
         // thread); the service thread takes over the messages.
-        waiting_threads_.fetch_sub(1);
-        polling = false;
-        continue;
+        sleep = true;
+        break;
       }
-      // Nothing to do for a while: another rank may need this core
-      // (oversubscribed runs), so give it up briefly.
+      // Nothing to do for a while: another rank may need this core, so
+      // give it up briefly.
       platform::thread_yield();
-    } else {
-      platform::cpu_relax();
     }
   }
-  if (polling) waiting_threads_.fetch_sub(1);
+  waiting_threads_.fetch_sub(1);
+  // Completed by whoever polls: the service thread at least.
+  if (sleep && w.sleep_until_done(platform::futex_wait)) g_woken_not_resumed.fetch_sub(1);
 }
 
 void Runtime::service_loop() {
@@ -249,13 +283,28 @@ void Runtime::service_loop() {
   service_tid_.store(platform::thread_id());
   uint32_t nap_us = 1;
   while (running_.load(std::memory_order_relaxed)) {
-    if (waiting_threads_.load(std::memory_order_relaxed) > 0) {
+    if (!block_waits_ && waiting_threads_.load(std::memory_order_relaxed) > 0) {
       // A waiting application thread polls for this rank; keep off its core.
       platform::sleep_us(config_.service_sleep_us);
       continue;
     }
+    if (block_waits_) {
+      // Let threads just woken make the access they waited for (bounded: a
+      // thread the scheduler keeps off the cores must not stop the service).
+      for (int i = 0; i < 100 && g_woken_not_resumed.load(std::memory_order_relaxed) > 0; ++i)
+        platform::sleep_us(10);
+    }
     int got = 0;
-    if (lock_.try_lock()) {
+    if (block_waits_) {
+      // Waiting threads poll only briefly: if one holds the lock now it may
+      // stop polling before the message that rang is in, so wait for the
+      // lock rather than skip this round. Probe twice before sleeping: Open
+      // MPI's MPI_Iprobe (ob1) matches before it progresses, so a message
+      // that arrived with the ring is only seen by the second probe.
+      std::lock_guard<std::mutex> g(lock_);
+      got = poll_locked();
+      if (!got) got = poll_locked();
+    } else if (lock_.try_lock()) {
       got = poll_locked();
       lock_.unlock();
     }
@@ -265,6 +314,12 @@ void Runtime::service_loop() {
     }
     if (config_.service == ServiceMode::Poll) {
       platform::cpu_relax();
+      continue;
+    }
+    if (every_rank_rung_) {
+      // Every message to this rank rings: sleep until one does (a ring
+      // during the poll above stays pending and ends the wait at once).
+      platform::doorbell_wait(config_.service_sleep_us);
       continue;
     }
     // Idle: nap, longer each time, so a computing thread on this core loses
