@@ -232,10 +232,18 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
 }
 
 void Runtime::wait(Waiter &w, bool patient) {
-  // Oversubscribed: poll a few times, for a reply already in, then sleep and
-  // leave the core to the thread that has to answer (spinning 20 us first
-  // was slower on lockstress with 8 ranks on 2 cores: docs/service.md).
-  constexpr unsigned kIdlePollsBeforeSleep = 8;
+  // Completed by whoever polls (the service thread at least); the thread
+  // woken counts as not resumed until it is back here (see service_loop).
+  auto sleep_until_done = [&w] {
+    if (w.sleep_until_done(platform::futex_wait)) g_woken_not_resumed.fetch_sub(1);
+  };
+  if (block_waits_) {
+    // Oversubscribed: sleep at once and leave the core, and the MPI polling,
+    // to the threads that have to answer. Polling a few times first was
+    // slower (lockstress, 8 ranks on 2 cores: docs/service.md).
+    if (!w.done()) sleep_until_done();
+    return;
+  }
   waiting_threads_.fetch_add(1);
   unsigned idle = 0;
   double idle_since = 0;
@@ -248,33 +256,23 @@ void Runtime::wait(Waiter &w, bool patient) {
     }
     if (got) {
       idle = 0;
-      continue;
-    }
-    ++idle;
-    if (idle == 1) idle_since = platform::now_seconds();
-    if (block_waits_) {
-      if (idle >= kIdlePollsBeforeSleep) {
-        sleep = true;
-        break;
-      }
-      platform::cpu_relax();
-    } else if (idle <= 256) {
-      platform::cpu_relax();
-    } else {
+    } else if (++idle > 256) {
+      if (idle == 257) idle_since = platform::now_seconds();
       if (patient && (idle & 63) == 0 && platform::now_seconds() - idle_since > 2e-3) {
         // Idle for 2 ms: the wait may be long (a join of a computing
         // thread); the service thread takes over the messages.
         sleep = true;
         break;
       }
-      // Nothing to do for a while: another rank may need this core, so
-      // give it up briefly.
+      // Nothing to do for a while: another rank may need this core
+      // (oversubscribed runs), so give it up briefly.
       platform::thread_yield();
+    } else {
+      platform::cpu_relax();
     }
   }
   waiting_threads_.fetch_sub(1);
-  // Completed by whoever polls: the service thread at least.
-  if (sleep && w.sleep_until_done(platform::futex_wait)) g_woken_not_resumed.fetch_sub(1);
+  if (sleep) sleep_until_done();
 }
 
 void Runtime::service_loop() {
