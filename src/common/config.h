@@ -8,8 +8,10 @@
 namespace agora {
 
 enum class ServiceMode { Adaptive, Poll };
-// How a thread waiting inside the library waits (docs/service.md): Auto
-// blocks when the node has more ranks x threads than cores, else spins.
+// How a thread waiting inside the library waits (docs/service.md): Spin polls
+// and yields its core when idle; Block sleeps until the service thread,
+// woken by a doorbell on every message, completes the wait. Auto: spin (it
+// measured faster on oversubscribed nodes too); the detection is logged.
 enum class WaitMode { Auto, Spin, Block };
 // hlrc: when an interval ends (see src/protocol/hlrc/hlrc_engine.h).
 enum class IntervalPolicy { Lazy, Aggressive };

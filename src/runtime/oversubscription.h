@@ -1,7 +1,7 @@
-// Whether this job has more busy threads on a node than the node's cores:
-// then a waiting thread that spins takes the core the thread it waits for
-// needs, and every message hop waits for a scheduler round. The runtime makes
-// waiting threads sleep instead (AGORA_WAIT, docs/service.md).
+// How threads waiting inside the library wait (AGORA_WAIT, docs/service.md),
+// and whether the job has more busy threads on a node than the node's cores
+// (reported; spinning waiters yield their core when idle, and measured
+// faster than sleeping ones even then, so auto spins).
 #pragma once
 #include <string>
 

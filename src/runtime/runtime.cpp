@@ -251,7 +251,12 @@ void Runtime::wait(Waiter &w, bool patient) {
   while (!w.done()) {
     int got = 0;
     if (lock_.try_lock()) {
-      got = poll_locked();
+      // One message at a time, and back to the access once w is done: the
+      // message after a page grant is often the next rank's request for the
+      // same page (under sc: an invalidation), and serving it first takes
+      // the page away before this thread used it. With ranks outnumbering
+      // cores that became a ping-pong without progress (docs/service.md).
+      got = transport_.poll([this](const MsgHeader &m, Payload p) { dispatch(m, p); }, 1);
       lock_.unlock();
     }
     if (got) {
@@ -299,9 +304,12 @@ void Runtime::service_loop() {
       // lock rather than skip this round. Probe twice before sleeping: Open
       // MPI's MPI_Iprobe (ob1) matches before it progresses, so a message
       // that arrived with the ring is only seen by the second probe.
+      // One message per round, so that the hold above comes between a
+      // grant and the next message.
+      auto deliver = [this](const MsgHeader &m, Payload p) { dispatch(m, p); };
       std::lock_guard<std::mutex> g(lock_);
-      got = poll_locked();
-      if (!got) got = poll_locked();
+      got = transport_.poll(deliver, 1);
+      if (!got) got = transport_.poll(deliver, 1);
     } else if (lock_.try_lock()) {
       got = poll_locked();
       lock_.unlock();

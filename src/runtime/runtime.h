@@ -7,9 +7,10 @@
 // a thread waiting inside the library (fault, lock, barrier) polls itself;
 // when no thread is waiting, the service thread polls, spinning shortly after
 // activity and then napping (AGORA_SERVICE=adaptive) or always spinning
-// (AGORA_SERVICE=poll). When the node is oversubscribed (AGORA_WAIT), waiting
-// threads poll only briefly and then sleep; the service thread serves, woken
-// by a doorbell that every message then rings. See docs/service.md.
+// (AGORA_SERVICE=poll). A polling waiter handles one message at a time and
+// returns as soon as its own wait is over. With AGORA_WAIT=block waiting
+// threads sleep instead; the service thread serves, woken by a doorbell that
+// every message then rings. See docs/service.md.
 #pragma once
 #include <atomic>
 #include <functional>
@@ -109,8 +110,8 @@ class Runtime final : public EngineHost {
   std::thread service_;
   std::atomic<bool> running_{false};
   std::atomic<int> waiting_threads_{0};
-  // AGORA_WAIT resolved at init, the same on every rank: waiting threads
-  // sleep, the service thread serves, and every message rings its destination.
+  // AGORA_WAIT=block (the same on every rank): waiting threads sleep, the
+  // service thread serves, and every message rings its destination.
   bool block_waits_ = false;
   std::atomic<bool> every_rank_rung_{false};  // block_waits_, and no rank on another host
   // Service threads of ranks on this host, to ring when asking them to act
