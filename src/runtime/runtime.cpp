@@ -166,7 +166,7 @@ void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
   header.src = rank();
   stats_.messages_sent++;
   stats_.bytes_sent += transport_.send(dst, header, payload);
-  // Oversubscribed: dst's waiting threads sleep rather than poll, so every
+  // AGORA_WAIT=block: dst's waiting threads sleep rather than poll, so every
   // message, replies and messages to this rank included, wakes its service.
   if (block_waits_ && dst < (Rank)doorbells_.size() && doorbells_[dst].pid)
     platform::doorbell_ring(doorbells_[dst].pid, doorbells_[dst].tid);
@@ -238,9 +238,9 @@ void Runtime::wait(Waiter &w, bool patient) {
     if (w.sleep_until_done(platform::futex_wait)) g_woken_not_resumed.fetch_sub(1);
   };
   if (block_waits_) {
-    // Oversubscribed: sleep at once and leave the core, and the MPI polling,
-    // to the threads that have to answer. Polling a few times first was
-    // slower (lockstress, 8 ranks on 2 cores: docs/service.md).
+    // Sleep at once and leave the core, and the MPI polling, to the threads
+    // that have to answer (polling a few times first was slower: lockstress,
+    // 8 ranks on 2 cores, docs/service.md).
     if (!w.done()) sleep_until_done();
     return;
   }
@@ -299,13 +299,12 @@ void Runtime::service_loop() {
     }
     int got = 0;
     if (block_waits_) {
-      // Waiting threads poll only briefly: if one holds the lock now it may
-      // stop polling before the message that rang is in, so wait for the
-      // lock rather than skip this round. Probe twice before sleeping: Open
-      // MPI's MPI_Iprobe (ob1) matches before it progresses, so a message
-      // that arrived with the ring is only seen by the second probe.
-      // One message per round, so that the hold above comes between a
-      // grant and the next message.
+      // Nobody else polls: wait for the lock (held briefly by a thread
+      // starting an operation) rather than skip the round. Probe twice
+      // before sleeping: Open MPI's MPI_Iprobe (ob1) matches before it
+      // progresses, so a message that arrived with the ring is only seen by
+      // the second probe. One message per round, so that the hold above
+      // comes between a grant and the next message.
       auto deliver = [this](const MsgHeader &m, Payload p) { dispatch(m, p); };
       std::lock_guard<std::mutex> g(lock_);
       got = transport_.poll(deliver, 1);
