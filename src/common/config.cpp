@@ -184,6 +184,12 @@ bool config_from_env(Config *out, std::string *error,
     if (!parse_count("AGORA_SERVICE_SLEEP_US", v, 1, 1000000, "microseconds", &c.service_sleep_us, error))
       return false;
   }
+  if (const char *v = env("AGORA_WAIT")) {
+    if (!parse_choice<WaitMode>("AGORA_WAIT", v,
+                                {{"auto", WaitMode::Auto}, {"spin", WaitMode::Spin}, {"block", WaitMode::Block}},
+                                "a wait mode", &c.wait, error))
+      return false;
+  }
   if (const char *v = env("AGORA_INTERVALS")) {
     if (!parse_choice<IntervalPolicy>("AGORA_INTERVALS", v,
                                       {{"lazy", IntervalPolicy::Lazy}, {"aggressive", IntervalPolicy::Aggressive}},

@@ -8,6 +8,11 @@
 namespace agora {
 
 enum class ServiceMode { Adaptive, Poll };
+// How a thread waiting inside the library waits (docs/service.md): Spin polls
+// and yields its core when idle; Block sleeps until the service thread,
+// woken by a doorbell on every message, completes the wait. Auto: spin (it
+// measured faster on oversubscribed nodes too); the detection is logged.
+enum class WaitMode { Auto, Spin, Block };
 // hlrc: when an interval ends (see src/protocol/hlrc/hlrc_engine.h).
 enum class IntervalPolicy { Lazy, Aggressive };
 
@@ -21,6 +26,7 @@ struct Config {
   std::string stats_json_path;          // AGORA_STATS_JSON
   ServiceMode service = ServiceMode::Adaptive;  // AGORA_SERVICE
   uint32_t service_sleep_us = 1000;     // AGORA_SERVICE_SLEEP_US: longest idle nap of the service thread
+  WaitMode wait = WaitMode::Auto;       // AGORA_WAIT: auto, spin or block
   bool debug = false;                   // AGORA_DEBUG
   uint32_t threads_per_rank = 1;        // AGORA_THREADS_PER_RANK: agora_thread_create placement
   IntervalPolicy intervals = IntervalPolicy::Lazy;  // AGORA_INTERVALS (hlrc): lazy or aggressive

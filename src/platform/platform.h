@@ -21,6 +21,7 @@
 //  - fork_*: a child made by fork() does not share the global range.
 //  - everything returns false/negative on failure and leaves errno set.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -114,6 +115,14 @@ void doorbell_block();
 bool doorbell_wait(uint32_t us);  // naps up to us; true if rung
 void doorbell_ring(int pid, int tid, int signo);
 uint64_t doorbell_signals_handed_back();  // application signals the waiting thread passed on
+// Futex on a word private to this process: futex_wait sleeps while *word ==
+// expected (returns at once if it differs; may return spuriously), futex_wake
+// wakes every thread sleeping on word.
+void futex_wait(std::atomic<uint32_t> *word, uint32_t expected);
+void futex_wake(std::atomic<uint32_t> *word);
+// The CPUs this thread may run on (sched_getaffinity), one bit per CPU
+// number; false (errno set) if the kernel will not say.
+bool cpu_affinity(std::vector<uint64_t> *mask);
 int process_id();
 int thread_id();
 // The kernel thread ids of this process's threads (from /proc/self/task).

@@ -11,6 +11,8 @@
 #include <ctime>
 #include <pthread.h>
 #include <sched.h>
+#include <climits>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -100,6 +102,26 @@ bool vm_protect(void *addr, size_t len, Access access) {
              : access == Access::Read ? PROT_READ
                                       : PROT_READ | PROT_WRITE;
   return mprotect(addr, len, prot) == 0;
+}
+
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "futex word must be a plain 32-bit word");
+
+void futex_wait(std::atomic<uint32_t> *word, uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+
+void futex_wake(std::atomic<uint32_t> *word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
+}
+
+bool cpu_affinity(std::vector<uint64_t> *mask) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return false;
+  mask->assign((CPU_SETSIZE + 63) / 64, 0);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set)) (*mask)[cpu / 64] |= 1ull << (cpu % 64);
+  return true;
 }
 
 int process_id() { return getpid(); }

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "common/log.h"
+#include "runtime/oversubscription.h"
 
 namespace agora {
 
@@ -89,6 +90,17 @@ bool stats_json_path_usable(const std::string &path, Rank rank, MPI_Comm world, 
            (rank == 0 ? ": " + reason : std::string(" (see rank 0)"));
   return false;
 }
+
+// Threads woken from a sleeping wait that have not run yet. Until they do,
+// the service thread holds back: under sc the message after a grant is often
+// the next rank's request for the same page, and serving it before the woken
+// thread has made its access takes the page away again (page ping-pong
+// without progress when ranks outnumber cores).
+std::atomic<int> g_woken_not_resumed{0};
+void wake_sleeper(std::atomic<uint32_t> *state) {
+  g_woken_not_resumed.fetch_add(1);
+  platform::futex_wake(state);
+}
 }  // namespace
 
 Runtime *Runtime::start(int *argc, char ***argv, int *status) {
@@ -120,6 +132,10 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   if (!stats_json_path_usable(config_.stats_json_path, rank(), transport_.world(), error)) return false;
   if (rank() == 0)
     for (const std::string &message : config_unknown_variables()) log_error("%s", message.c_str());
+  WaitDecision waits = decide_wait_mode(config_, transport_);
+  block_waits_ = waits.block;
+  waiter_wake = wake_sleeper;
+  log_debug("waiting threads: %s", waits.why.c_str());
 
   uint64_t page = platform::kPageSize;
   // Each arena gets a whole number of pages.
@@ -177,6 +193,9 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
     std::set_difference(after.begin(), after.end(), threads_before.begin(), threads_before.end(),
                         std::back_inserter(internal_threads_));
   }
+  bool all_rung = true;
+  for (const Doorbell &d : doorbells_) all_rung &= d.pid != 0;
+  every_rank_rung_ = block_waits_ && all_rung;
   log_debug("started: protocol %s, %llu bytes of global memory at %p", engine_->name(),
             (unsigned long long)bytes, (void *)kBase);
   return barrier() == 0;
@@ -240,17 +259,25 @@ void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
   messages_out_++;
   stats_.messages_sent++;
   stats_.bytes_sent += transport_.send(dst, header, payload);
+  // AGORA_WAIT=block: dst's waiting threads sleep rather than poll, so every
+  // message, replies and messages to this rank included, wakes its service.
+  if (block_waits_ && dst < (Rank)doorbells_.size() && doorbells_[dst].pid) ring(doorbells_[dst]);
+}
+
+void Runtime::ring(Doorbell &d) {
+  d.rings++;
+  platform::doorbell_ring(d.pid, d.tid, d.signo);
 }
 
 void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
   send(dst, header, payload);
+  if (block_waits_) return;  // send() rang already
   Doorbell &d = doorbells_[dst];
   if (!d.pid || dst == rank() || config_.service != ServiceMode::Adaptive) return;
   double now = platform::now_seconds();
   if (now - d.last_ring < 20e-6) return;
   d.last_ring = now;
-  d.rings++;
-  platform::doorbell_ring(d.pid, d.tid, d.signo);
+  ring(d);
 }
 
 void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
@@ -327,18 +354,31 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
 }
 
 void Runtime::wait(Waiter &w, bool patient) {
+  // Completed by whoever polls (the service thread at least); the thread
+  // woken counts as not resumed until it is back here (see service_loop).
+  auto sleep_until_done = [&w] {
+    if (w.sleep_until_done(platform::futex_wait)) g_woken_not_resumed.fetch_sub(1);
+  };
+  if (block_waits_) {
+    // Sleep at once and leave the core, and the MPI polling, to the threads
+    // that have to answer (polling a few times first was slower: lockstress,
+    // 8 ranks on 2 cores, docs/service.md).
+    if (!w.done()) sleep_until_done();
+    return;
+  }
   waiting_threads_.fetch_add(1);
   unsigned idle = 0;
-  bool polling = true;
   double idle_since = 0;
-  while (!w.done.load(std::memory_order_acquire)) {
-    if (!polling) {
-      platform::sleep_us(50);
-      continue;
-    }
+  bool sleep = false;
+  while (!w.done()) {
     int got = 0;
     if (lock_.try_lock()) {
-      got = poll_locked();
+      // One message at a time, and back to the access once w is done: the
+      // message after a page grant is often the next rank's request for the
+      // same page (under sc: an invalidation), and serving it first takes
+      // the page away before this thread used it. With ranks outnumbering
+      // cores that became a ping-pong without progress (docs/service.md).
+      got = transport_.poll([this](const MsgHeader &m, Payload p) { dispatch(m, p); }, 1);
       lock_.unlock();
     }
     if (got) {
@@ -348,9 +388,8 @@ void Runtime::wait(Waiter &w, bool patient) {
       if (patient && (idle & 63) == 0 && platform::now_seconds() - idle_since > 2e-3) {
         // Idle for 2 ms: the wait may be long (a join of a computing
         // thread); the service thread takes over the messages.
-        waiting_threads_.fetch_sub(1);
-        polling = false;
-        continue;
+        sleep = true;
+        break;
       }
       // Nothing to do for a while: another rank may need this core
       // (oversubscribed runs), so give it up briefly.
@@ -359,7 +398,8 @@ void Runtime::wait(Waiter &w, bool patient) {
       platform::cpu_relax();
     }
   }
-  if (polling) waiting_threads_.fetch_sub(1);
+  waiting_threads_.fetch_sub(1);
+  if (sleep) sleep_until_done();
 }
 
 void Runtime::service_loop() {
@@ -369,13 +409,30 @@ void Runtime::service_loop() {
   uint32_t nap_us = 1;
   while (running_.load(std::memory_order_relaxed)) {
     hang_tick();
-    if (waiting_threads_.load(std::memory_order_relaxed) > 0) {
+    if (!block_waits_ && waiting_threads_.load(std::memory_order_relaxed) > 0) {
       // A waiting application thread polls for this rank; keep off its core.
       platform::sleep_us(config_.service_sleep_us);
       continue;
     }
+    if (block_waits_) {
+      // Let threads just woken make the access they waited for (bounded: a
+      // thread the scheduler keeps off the cores must not stop the service).
+      for (int i = 0; i < 100 && g_woken_not_resumed.load(std::memory_order_relaxed) > 0; ++i)
+        platform::sleep_us(10);
+    }
     int got = 0;
-    if (lock_.try_lock()) {
+    if (block_waits_) {
+      // Nobody else polls: wait for the lock (held briefly by a thread
+      // starting an operation) rather than skip the round. Probe twice
+      // before sleeping: Open MPI's MPI_Iprobe (ob1) matches before it
+      // progresses, so a message that arrived with the ring is only seen by
+      // the second probe. One message per round, so that the hold above
+      // comes between a grant and the next message.
+      auto deliver = [this](const MsgHeader &m, Payload p) { dispatch(m, p); };
+      std::lock_guard<std::mutex> g(lock_);
+      got = transport_.poll(deliver, 1);
+      if (!got) got = transport_.poll(deliver, 1);
+    } else if (lock_.try_lock()) {
       got = poll_locked();
       lock_.unlock();
     }
@@ -385,6 +442,12 @@ void Runtime::service_loop() {
     }
     if (config_.service == ServiceMode::Poll) {
       platform::cpu_relax();
+      continue;
+    }
+    if (every_rank_rung_) {
+      // Every message to this rank rings: sleep until one does (a ring
+      // during the poll above stays pending and ends the wait at once).
+      platform::doorbell_wait(config_.service_sleep_us);
       continue;
     }
     // Idle: nap, longer each time, so a computing thread on this core loses

@@ -7,7 +7,10 @@
 // a thread waiting inside the library (fault, lock, barrier) polls itself;
 // when no thread is waiting, the service thread polls, spinning shortly after
 // activity and then napping (AGORA_SERVICE=adaptive) or always spinning
-// (AGORA_SERVICE=poll). See docs/service.md for the measurements.
+// (AGORA_SERVICE=poll). A polling waiter handles one message at a time and
+// returns as soon as its own wait is over. With AGORA_WAIT=block waiting
+// threads sleep instead; the service thread serves, woken by a doorbell that
+// every message then rings. See docs/service.md.
 #pragma once
 #include <atomic>
 #include <functional>
@@ -142,6 +145,10 @@ class Runtime final : public EngineHost {
   std::thread service_;
   std::atomic<bool> running_{false};
   std::atomic<int> waiting_threads_{0};
+  // AGORA_WAIT=block (the same on every rank): waiting threads sleep, the
+  // service thread serves, and every message rings its destination.
+  bool block_waits_ = false;
+  std::atomic<bool> every_rank_rung_{false};  // block_waits_, and no rank on another host
   // Service threads of ranks on this node and in this PID namespace, to ring
   // when asking them to act (pid 0: elsewhere, where only the nap bounds the
   // delay).
@@ -154,6 +161,7 @@ class Runtime final : public EngineHost {
   std::atomic<int> service_tid_{0};
   void exchange_doorbells();
   void report_doorbells();
+  void ring(Doorbell &d);
 };
 
 }  // namespace agora

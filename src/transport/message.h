@@ -29,13 +29,45 @@ struct Payload {
 };
 
 // A blocked caller (faulting thread, lock or barrier waiter). A component
-// completes it; the blocked thread polls `done`.
+// completes it; the blocked thread polls done(), or sleeps in
+// sleep_until_done() while another thread (the rank's service thread)
+// delivers the messages. One state word, so that complete() never touches the
+// waiter after the sleeper may have seen it done and returned (it lives on
+// the sleeper's stack).
+//
+// Components never call the OS: the host that lets threads sleep (the
+// runtime) installs how to wake one (a futex) in waiter_wake; the simulator
+// never sleeps and leaves it unset.
+using WaiterWake = void (*)(std::atomic<uint32_t> *state);
+using WaiterSleep = void (*)(std::atomic<uint32_t> *state, uint32_t while_equal);
+inline std::atomic<WaiterWake> waiter_wake{nullptr};
+
 struct Waiter {
+  static constexpr uint32_t kPending = 0, kSleeping = 1, kDone = 2;
   int status = 0;  // 0 or a negative agora_status_t, written before done
-  std::atomic<bool> done{false};
+  std::atomic<uint32_t> state{kPending};
+
+  bool done() const { return state.load(std::memory_order_acquire) == kDone; }
+  void reset() { state.store(kPending, std::memory_order_relaxed); }  // for reuse (simulator)
   void complete(int s) {
     status = s;
-    done.store(true, std::memory_order_release);
+    // Only a waiter that announced its sleep costs a wake-up.
+    if (state.exchange(kDone, std::memory_order_acq_rel) == kSleeping)
+      waiter_wake.load(std::memory_order_relaxed)(&state);
+  }
+  // Requires waiter_wake to be set. True if the thread announced its sleep,
+  // and so complete() called waiter_wake for it.
+  bool sleep_until_done(WaiterSleep sleep) {
+    uint32_t s = state.load(std::memory_order_acquire);
+    bool announced = false;
+    while (s != kDone) {
+      if (s == kSleeping || state.compare_exchange_weak(s, kSleeping, std::memory_order_acquire)) {
+        announced = true;
+        sleep(&state, kSleeping);
+        s = state.load(std::memory_order_acquire);
+      }
+    }
+    return announced;
   }
 };
 

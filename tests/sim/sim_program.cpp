@@ -156,7 +156,7 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
     Thread &t = threads[ti];
     if (t.pc >= t.ops.size()) return false;
     if (t.blocked) {
-      if (!t.waiter.done.load()) return false;
+      if (!t.waiter.done()) return false;
       t.blocked = false;
       if (t.waiter.status != 0) {
         fail("a waiter completed with status " + std::to_string(t.waiter.status));
@@ -166,7 +166,7 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
     SimNode &node = cluster.node(t.node);
     Op &op = t.ops[t.pc];
     auto fault = [&](uint64_t w, Access need) {
-      t.waiter.done = false;
+      t.waiter.reset();
       t.waiter.status = 0;
       t.blocked = true;
       node.engine().on_fault(w / words_per_page, need, &t.waiter);
@@ -206,7 +206,7 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
         // First visit requests the lock; the visit after the wake-up holds it.
         if (op.value == 0) {
           op.value = 1;  // requested
-          t.waiter.done = false;
+          t.waiter.reset();
           t.blocked = true;
           node.locks().acquire(op.word, ti, &t.waiter);
           return true;
@@ -238,11 +238,11 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
         }
         if (nb.arrived == shape.threads_per_node && !nb.entered) {
           nb.entered = true;
-          nb.waiter.done = false;
+          nb.waiter.reset();
           node.barrier().arrive(&nb.waiter);
           return true;
         }
-        if (nb.entered && nb.waiter.done.load()) {
+        if (nb.entered && nb.waiter.done()) {
           nb.entered = false;
           nb.arrived = 0;
           nb.generation++;
