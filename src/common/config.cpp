@@ -165,8 +165,12 @@ bool config_from_env(Config *out, std::string *error,
     // (docs/memory.md). Start-up checks what this process really has.
     if (!parse_size(v, &c.memory_bytes) || c.memory_bytes < (1u << 20) ||
         c.memory_bytes > kMaxMemoryBytes) {
-      *error = std::string("AGORA_MEMORY=") + v +
-               " is not a size between 1M and 40T; write e.g. 512M, 4G, 1T";
+      uint64_t size = 0;
+      bool too_large = parse_size(v, &size) && size > kMaxMemoryBytes;
+      *error = std::string("AGORA_MEMORY=") + v + " is not a size between 1M and 40T" +
+               (too_large ? " (the range is mapped twice, and a 128 TiB address space holds two "
+                            "40 TiB ranges beside the program, its heap and libraries)"
+                          : "; write e.g. 512M, 4G, 1T");
       return false;
     }
   }
