@@ -923,17 +923,16 @@ void Runtime::finish_threads() {
   int64_t last[2] = {0, 0};  // before the first round nothing had happened
   for (;;) {
     WaitNote note{WaitKind::FinalizeThreads};
-    bool waiting = false;
+    bool noted = false;  // for the hang watch, while this rank's threads run
     for (;;) {
       {
         std::lock_guard<std::mutex> g(lock_);
-        bool done = threads_->running() == 0;
-        if (done != !waiting) {  // entering or leaving this wait
-          if (waiting) wait_end(&note);
-          else wait_begin(&note);
-          waiting = !waiting;
+        if (threads_->running() == 0) {
+          if (noted) wait_end(&note);
+          break;
         }
-        if (done) break;
+        if (!noted) wait_begin(&note);
+        noted = true;
       }
       platform::sleep_us(100);  // the service thread serves meanwhile
     }

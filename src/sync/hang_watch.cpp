@@ -54,7 +54,7 @@ RankState HangWatch::decode(Payload p, const MsgHeader &m) {
 void HangWatch::tick(double now) {
   if (stopped_) return;
   now_ = now;
-  if (last_ack_ < 0) last_ack_ = now;
+  if (started_ < 0) started_ = last_ack_ = now;
   bool watcher = host_.rank() == 0;
   if (watcher && heard_.empty()) heard_.resize(host_.nranks());
   if (now - last_report_ >= options_.period) {
@@ -159,7 +159,7 @@ void HangWatch::warn_long_waits(double now) {
   std::string waiters, culprits;
   for (Rank r = 0; r < host_.nranks(); ++r) {
     const Heard &h = heard_[r];
-    double silent = h.ever ? now - h.at : now;  // never heard: since the watch started
+    double silent = now - (h.ever ? h.at : started_);  // never heard: since the watch started
     if (silent >= options_.warn_after) {
       away = std::max(away, silent);
       culprits += "  rank " + std::to_string(r) + " has not been heard from for " +

@@ -81,6 +81,7 @@ class HangWatch {
   Snapshot snapshot_;
   bool stopped_ = false;
   double last_report_ = -1e9;
+  double started_ = -1;         // the first tick (-1: not yet)
   double last_ack_ = -1;        // when the watcher last answered (-1: not yet)
   double silent_warned_ = 0;    // watcher-silence warning threshold reached so far
 

@@ -26,6 +26,7 @@ struct Node final : ComponentHost {
   Stats counters;
   RankState state;  // what the host reports
   bool busy = false;  // exchanges a message between any two snapshots
+  bool stopped = false;  // never runs (SIGSTOP): no ticks, no messages handled
   std::unique_ptr<HangWatch> watch;
 };
 
@@ -48,11 +49,13 @@ struct Net {
   // Ticks every rank at `now`, then delivers every message (and the
   // messages those cause).
   void step(double now) {
-    for (auto &n : nodes) n->watch->tick(now);
+    for (auto &n : nodes)
+      if (!n->stopped) n->watch->tick(now);
     while (!queue.empty()) {
       Msg m = std::move(queue.front());
       queue.pop_front();
-      nodes[m.dst]->watch->on_message(m.header, {m.payload.data(), m.payload.size()});
+      if (!nodes[m.dst]->stopped)
+        nodes[m.dst]->watch->on_message(m.header, {m.payload.data(), m.payload.size()});
     }
   }
   void block_all(uint64_t sent, uint64_t received) {
@@ -127,6 +130,24 @@ TEST(HangWatch, WarnsButDoesNotEndWithoutATimeout) {
   rank_1_stays_outside(0);
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("rank 1 has been outside Agora"), std::string::npos) << err;
+}
+
+void rank_1_stopped_from_the_start() {
+  HangWatch::Options options;
+  options.warn_after = 2;
+  options.timeout = 4;
+  Net net(2, options);
+  net.nodes[1]->stopped = true;
+  // The clock does not start at 0: silence is counted from the watch's start.
+  for (double t = 1000; t < 1010; t += 0.1) {
+    net.nodes[0]->state = {true, t - 1000, 0, 1, 1, "agora_barrier (collective call #4)\n"};
+    net.step(t);
+  }
+}
+
+TEST(HangWatch, ARankNeverHeardFromIsNamedWithTheTimeSinceTheStart) {
+  EXPECT_EXIT(rank_1_stopped_from_the_start(), testing::ExitedWithCode(1),
+              "rank 1 has not been heard from for 4 s.*no progress for 4 s");
 }
 
 }  // namespace
