@@ -467,8 +467,9 @@ void Runtime::hang_tick() {
   lock_.unlock();
 }
 
-void Runtime::wait_begin(WaitNote *note) {
+void Runtime::wait_begin(WaitNote *note, const Waiter *waiter) {
   note->since = last_inside_ = platform::now_seconds();
+  note->waiter = waiter;
   waits_.push_back(note);
 }
 
@@ -524,7 +525,10 @@ RankState Runtime::hang_snapshot() {
   size_t app = 0;
   for (int tid : platform::thread_ids())
     app += !std::binary_search(internal_threads_.begin(), internal_threads_.end(), tid);
-  s.blocked = !waits_.empty() && waits_.size() >= app;
+  size_t blocked = 0;
+  for (const WaitNote *n : waits_)
+    blocked += n->waiter ? !n->waiter->done() : threads_->running() > 0;
+  s.blocked = blocked > 0 && blocked >= app;
   for (const WaitNote *n : waits_) {
     s.waits += describe_wait(*n) + "\n";
     // A rank idling in finalize (the fork-join model's workers) waits for
@@ -552,7 +556,7 @@ bool Runtime::handle_fault(void *addr, bool is_write) {
   {
     std::lock_guard<std::mutex> g(lock_);
     (is_write ? stats_.write_faults : stats_.read_faults)++;
-    wait_begin(&note);
+    wait_begin(&note, &w);
     engine_->on_fault(page, is_write ? Access::Write : Access::Read, &w);
   }
   wait(w);
@@ -675,7 +679,7 @@ int Runtime::free_any(void *ptr) {
   WaitNote note{WaitKind::Free, (uint64_t)owner};
   {
     std::lock_guard<std::mutex> g(lock_);
-    wait_begin(&note);
+    wait_begin(&note, &w);
     send_request(owner, {Channel::Memory, kFreeRequest, 0, offset, (uint64_t)(uintptr_t)&w, 0});
   }
   wait(w);
@@ -737,7 +741,7 @@ int Runtime::timed_sync(WaitNote &note, const std::function<int(Waiter *)> &star
   {
     std::lock_guard<std::mutex> g(lock_);
     if (int status = start(&w)) return status;
-    wait_begin(&note);
+    wait_begin(&note, &w);
   }
   wait(w, patient);
   std::lock_guard<std::mutex> g(lock_);
@@ -833,7 +837,7 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
     std::lock_guard<std::mutex> g(lock_);
     if (target < 0) target = (Rank)((threads_placed_++ / config_.threads_per_rank) % nranks());
     note.a = (uint64_t)target;
-    wait_begin(&note);
+    wait_begin(&note, &op.w);
     threads_->create(target, {ref.data(), ref.size()}, (uint64_t)(uintptr_t)arg, &op);
   }
   wait(op.w);
@@ -895,7 +899,7 @@ int Runtime::thread_join(Rank where, uint64_t id, void **ret) {
   WaitNote note{WaitKind::ThreadJoin, (uint64_t)where, id};
   {
     std::lock_guard<std::mutex> g(lock_);
-    wait_begin(&note);
+    wait_begin(&note, &op.w);
     threads_->join(where, id, &op);
   }
   wait(op.w, true);
@@ -931,7 +935,7 @@ void Runtime::finish_threads() {
           if (noted) wait_end(&note);
           break;
         }
-        if (!noted) wait_begin(&note);
+        if (!noted) wait_begin(&note, nullptr);
         noted = true;
       }
       platform::sleep_us(100);  // the service thread serves meanwhile

@@ -92,8 +92,11 @@ class Runtime final : public EngineHost {
     WaitKind kind;
     uint64_t a = 0, b = 0;  // address and home, lock id, tag, rank and id, ... (see describe_wait)
     double since = 0;
+    const Waiter *waiter = nullptr;  // what it waits for (none: finalize's wait for local threads)
   };
-  void wait_begin(WaitNote *note);  // lock_ held
+  // lock_ held. A note whose waiter is complete no longer blocks its thread
+  // (it may not have run since), so the hang watch does not count it.
+  void wait_begin(WaitNote *note, const Waiter *waiter);
   void wait_end(WaitNote *note);    // lock_ held
   std::string describe_wait(const WaitNote &note) const;
   RankState hang_snapshot();        // lock_ held
