@@ -16,7 +16,6 @@ const char *collective_name(CollectiveKind kind) {
 
 uint64_t CollectiveLedger::begin(CollectiveKind kind) {
   ++sequence_;
-  current_ = kind;
   mine_[sequence_] = kind;
   while (mine_.size() > 4) mine_.erase(mine_.begin());
   auto early = ahead_.find(sequence_);

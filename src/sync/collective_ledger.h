@@ -1,7 +1,7 @@
 // Collective calls must match across ranks: the k-th collective call of
 // every rank must be the same operation (agora_alloc, agora_barrier,
-// agora_reduce, agora_finalize). Each call gets a
-// tag, its sequence number and kind, which its messages carry; a rank that
+// agora_reduce, agora_finalize). Each call gets a tag, its sequence number
+// and kind, which its messages carry; a rank that
 // receives a tag whose kind differs from its own call of that number ends
 // the job naming both ranks and both calls. Without this, an extra barrier
 // on one rank, or a rank reaching agora_finalize while another still waits
@@ -30,15 +30,11 @@ class CollectiveLedger {
 
   static uint64_t sequence_of(uint64_t tag) { return tag >> 8; }
   static CollectiveKind kind_of(uint64_t tag) { return (CollectiveKind)(tag & 0xff); }
-  // The last call this rank began (0 / None before the first).
-  uint64_t current_sequence() const { return sequence_; }
-  CollectiveKind current_kind() const { return current_; }
 
  private:
   [[noreturn]] void mismatch(uint64_t sequence, CollectiveKind mine, Rank from, CollectiveKind theirs);
 
-  uint64_t sequence_ = 0;
-  CollectiveKind current_ = CollectiveKind::None;
+  uint64_t sequence_ = 0;  // of the last call this rank began
   // Recent calls of this rank (a peer's message is at most one call ahead
   // or behind: a collective completes only once every rank has joined it).
   std::map<uint64_t, CollectiveKind> mine_;
