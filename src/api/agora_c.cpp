@@ -163,10 +163,6 @@ int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op) {
     agora::log_error("agora_reduce: bad type %d or op %d (or NULL buffer)", (int)type, (int)op);
     return AGORA_ERR_INVALID_ARGUMENT;
   }
-  if (count > SIZE_MAX / 8) {  // count * 8 bytes would wrap
-    agora::log_error("agora_reduce: count %zu is larger than any buffer of 8-byte values", count);
-    return AGORA_ERR_INVALID_ARGUMENT;
-  }
   return rt->reduce(buf, count, (agora::ReduceType)type, (agora::ReduceOp)op);
 }
 
