@@ -335,8 +335,8 @@ bool Runtime::page_allocated(PageId page) const {
 
 // ---- message loop -------------------------------------------------------------
 
-int Runtime::poll_locked() {
-  return transport_.poll([this](const MsgHeader &m, Payload p) { dispatch(m, p); });
+int Runtime::poll_locked(int budget) {
+  return transport_.poll([this](const MsgHeader &m, Payload p) { dispatch(m, p); }, budget);
 }
 
 void Runtime::dispatch(const MsgHeader &m, Payload p) {
@@ -378,7 +378,7 @@ void Runtime::wait(Waiter &w, bool patient) {
       // same page (under sc: an invalidation), and serving it first takes
       // the page away before this thread used it. With ranks outnumbering
       // cores that became a ping-pong without progress (docs/service.md).
-      got = transport_.poll([this](const MsgHeader &m, Payload p) { dispatch(m, p); }, 1);
+      got = poll_locked(1);
       lock_.unlock();
     }
     if (got) {
@@ -428,10 +428,9 @@ void Runtime::service_loop() {
       // progresses, so a message that arrived with the ring is only seen by
       // the second probe. One message per round, so that the hold above
       // comes between a grant and the next message.
-      auto deliver = [this](const MsgHeader &m, Payload p) { dispatch(m, p); };
       std::lock_guard<std::mutex> g(lock_);
-      got = transport_.poll(deliver, 1);
-      if (!got) got = transport_.poll(deliver, 1);
+      got = poll_locked(1);
+      if (!got) got = poll_locked(1);
     } else if (lock_.try_lock()) {
       got = poll_locked();
       lock_.unlock();
@@ -526,10 +525,8 @@ RankState Runtime::hang_snapshot() {
   for (int tid : platform::thread_ids())
     app += !std::binary_search(internal_threads_.begin(), internal_threads_.end(), tid);
   size_t blocked = 0;
-  for (const WaitNote *n : waits_)
-    blocked += n->waiter ? !n->waiter->done() : threads_->running() > 0;
-  s.blocked = blocked > 0 && blocked >= app;
   for (const WaitNote *n : waits_) {
+    blocked += n->waiter ? !n->waiter->done() : threads_->running() > 0;
     s.waits += describe_wait(*n) + "\n";
     // A rank idling in finalize (the fork-join model's workers) waits for
     // nobody in particular: not a wait to warn about.
@@ -538,6 +535,7 @@ RankState Runtime::hang_snapshot() {
                        CollectiveLedger::kind_of(n->a) == CollectiveKind::Finalize);
     if (!finalizing) s.waited_s = std::max(s.waited_s, now - n->since);
   }
+  s.blocked = blocked > 0 && blocked >= app;
   s.waits += locks_->describe_contention();
   s.outside_s = waits_.empty() ? now - last_inside_ : 0;
   s.sent = messages_out_;
@@ -549,23 +547,17 @@ RankState Runtime::hang_snapshot() {
 
 bool Runtime::handle_fault(void *addr, bool is_write) {
   if (!space_->maybe_allocated((uintptr_t)addr)) return false;  // not ours: crash as usual
-  double t0 = platform::now_seconds();
   PageId page = space_->page_of((uintptr_t)addr);
   Waiter w;
   WaitNote note{WaitKind::Fault, (uint64_t)(uintptr_t)addr, (uint64_t)space_->home_of(page)};
-  {
-    std::lock_guard<std::mutex> g(lock_);
+  noted_wait(note, w, [&] {
     (is_write ? stats_.write_faults : stats_.read_faults)++;
-    wait_begin(&note, &w);
     engine_->on_fault(page, is_write ? Access::Write : Access::Read, &w);
-  }
-  wait(w);
+    return 0;
+  }, false, &stats_.fault_time_s);
   if (w.status != 0)
     fatal("%s of %p: no live allocation there (freed, or never allocated by rank %d)",
           is_write ? "write" : "read", addr, space_->home_of(page));
-  std::lock_guard<std::mutex> g(lock_);
-  wait_end(&note);
-  stats_.fault_time_s += platform::now_seconds() - t0;
   return true;
 }
 
@@ -677,15 +669,10 @@ int Runtime::free_any(void *ptr) {
   }
   Waiter w;
   WaitNote note{WaitKind::Free, (uint64_t)owner};
-  {
-    std::lock_guard<std::mutex> g(lock_);
-    wait_begin(&note, &w);
+  return noted_wait(note, w, [&] {
     send_request(owner, {Channel::Memory, kFreeRequest, 0, offset, (uint64_t)(uintptr_t)&w, 0});
-  }
-  wait(w);
-  std::lock_guard<std::mutex> g(lock_);
-  wait_end(&note);
-  return w.status;
+    return 0;
+  });
 }
 
 void Runtime::on_memory_message(const MsgHeader &m) {
@@ -735,19 +722,24 @@ uint64_t Runtime::create_locks(uint64_t count, uint64_t call_site) {
   return first;
 }
 
-int Runtime::timed_sync(WaitNote &note, const std::function<int(Waiter *)> &start, bool patient) {
+int Runtime::noted_wait(WaitNote &note, Waiter &w, const std::function<int()> &start, bool patient,
+                        double *time_sum) {
   double t0 = platform::now_seconds();
-  Waiter w;
   {
     std::lock_guard<std::mutex> g(lock_);
-    if (int status = start(&w)) return status;
+    if (int status = start()) return status;
     wait_begin(&note, &w);
   }
   wait(w, patient);
   std::lock_guard<std::mutex> g(lock_);
   wait_end(&note);
-  stats_.sync_time_s += platform::now_seconds() - t0;
+  if (time_sum) *time_sum += platform::now_seconds() - t0;
   return w.status;
+}
+
+int Runtime::timed_sync(WaitNote &note, const std::function<int(Waiter *)> &start, bool patient) {
+  Waiter w;
+  return noted_wait(note, w, [&] { return start(&w); }, patient, &stats_.sync_time_s);
 }
 
 int Runtime::lock(uint64_t id) {
@@ -833,18 +825,12 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
   std::memcpy(ref.data() + sizeof offset, module.data(), module.size());
   ThreadCreateOp op;
   WaitNote note{WaitKind::ThreadCreate};
-  {
-    std::lock_guard<std::mutex> g(lock_);
+  noted_wait(note, op.w, [&] {
     if (target < 0) target = (Rank)((threads_placed_++ / config_.threads_per_rank) % nranks());
     note.a = (uint64_t)target;
-    wait_begin(&note, &op.w);
     threads_->create(target, {ref.data(), ref.size()}, (uint64_t)(uintptr_t)arg, &op);
-  }
-  wait(op.w);
-  {
-    std::lock_guard<std::mutex> g(lock_);
-    wait_end(&note);
-  }
+    return 0;
+  });
   if (op.w.status != 0) {
     log_error("agora_thread_create: rank %d could not start the thread (see its message)", target);
     return op.w.status;
@@ -897,16 +883,10 @@ int Runtime::thread_join(Rank where, uint64_t id, void **ret) {
   }
   ThreadJoinOp op;
   WaitNote note{WaitKind::ThreadJoin, (uint64_t)where, id};
-  {
-    std::lock_guard<std::mutex> g(lock_);
-    wait_begin(&note, &op.w);
+  noted_wait(note, op.w, [&] {
     threads_->join(where, id, &op);
-  }
-  wait(op.w, true);
-  {
-    std::lock_guard<std::mutex> g(lock_);
-    wait_end(&note);
-  }
+    return 0;
+  }, true);
   if (op.w.status != 0) {
     const char *why = op.error == JoinError::AlreadyJoined ? "was already joined"
                       : op.error == JoinError::BeingJoined ? "is already being joined by another thread"

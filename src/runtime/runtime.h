@@ -104,8 +104,14 @@ class Runtime final : public EngineHost {
   // Starts a sync operation under the lock (start returns 0, or an error
   // status and then nothing waits), waits for it, adds the time to sync_time_s.
   int timed_sync(WaitNote &note, const std::function<int(Waiter *)> &start, bool patient = false);
+  // Runs start under the lock (a non-zero status from it is returned at
+  // once, nothing waits), then waits for w with the wait noted for the hang
+  // watch; adds the time taken to *time_sum, if given. Returns w.status.
+  int noted_wait(WaitNote &note, Waiter &w, const std::function<int()> &start, bool patient = false,
+                 double *time_sum = nullptr);
   uint64_t lock_signature(uint64_t id) const;
-  int poll_locked();  // lock_ held
+  // lock_ held; delivers at most `budget` messages, returns how many.
+  int poll_locked(int budget = 16);
   void dispatch(const MsgHeader &m, Payload p);
   void service_loop();
   void on_memory_message(const MsgHeader &m);
