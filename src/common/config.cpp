@@ -163,10 +163,9 @@ bool config_from_env(Config *out, std::string *error,
     // a 128 TiB user address space with the program, heap, libraries and
     // stacks in it has two 40 TiB holes to spare, whatever ASLR does
     // (docs/memory.md). Start-up checks what this process really has.
-    if (!parse_size(v, &c.memory_bytes) || c.memory_bytes < (1u << 20) ||
-        c.memory_bytes > kMaxMemoryBytes) {
-      uint64_t size = 0;
-      bool too_large = parse_size(v, &size) && size > kMaxMemoryBytes;
+    bool parsed = parse_size(v, &c.memory_bytes);
+    if (!parsed || c.memory_bytes < (1u << 20) || c.memory_bytes > kMaxMemoryBytes) {
+      bool too_large = parsed && c.memory_bytes > kMaxMemoryBytes;
       *error = std::string("AGORA_MEMORY=") + v + " is not a size between 1M and 40T" +
                (too_large ? " (the range is mapped twice, and a 128 TiB address space holds two "
                             "40 TiB ranges beside the program, its heap and libraries)"
