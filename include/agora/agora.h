@@ -12,6 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define AGORA_VERSION_MAJOR 0
+#define AGORA_VERSION_MINOR 9
+#define AGORA_VERSION_PATCH 0
+#define AGORA_VERSION_STRING "0.9.0"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,8 +31,15 @@ typedef enum agora_status {
     AGORA_ERR_CONFIG = -6,          /* bad AGORA_* setting */
     AGORA_ERR_TRANSPORT = -7,
     AGORA_ERR_DEADLOCK = -8,        /* the call could never complete (a thread locking a lock it holds) */
-    AGORA_ERR_MISUSE = -9           /* called from a thread that may not (e.g. two threads of a rank in agora_barrier) */
+    AGORA_ERR_MISUSE = -9,          /* called from a thread that may not (e.g. two threads of a rank in agora_barrier) */
+    /* Outcomes that are not errors (positive): */
+    AGORA_BARRIER_SERIAL = 1,       /* agora_thread_barrier_wait: returned to exactly one waiter per round */
+    AGORA_BUSY = 2,                 /* agora_trylock / agora_sem_trywait: would have to wait */
+    AGORA_TIMEDOUT = 3              /* agora_cond_timedwait: the deadline passed */
 } agora_status_t;
+
+/* The library's version, "MAJOR.MINOR.PATCH" (the headers' is AGORA_VERSION_STRING). */
+const char *agora_version(void);
 
 /* Start-up and shut-down (collective). agora_init calls MPI_Init unless the
  * program already did. */
@@ -55,6 +67,12 @@ void *agora_alloc_placed(size_t bytes, agora_placement_t placement, int rank);
 void *agora_malloc(size_t bytes);
 int agora_free(void *ptr);
 
+/* Non-collective placed allocation: one thread (e.g. main of a pthreads
+ * program) allocates memory homed like agora_alloc_placed's (block or cyclic
+ * over all ranks, or on one rank); valid on every rank; freed with
+ * agora_free from any rank. */
+void *agora_malloc_placed(size_t bytes, agora_placement_t placement, int rank);
+
 /* Rank that homes the page holding ptr, or -1 if ptr is not global memory. */
 int agora_home_of(const void *ptr);
 /* Nonzero if ptr lies in the global address range. */
@@ -68,11 +86,17 @@ typedef struct agora_lock {
 } agora_lock_t;
 
 /* Collective in the SPMD model. In the fork-join model main on rank 0, and
- * any agora thread, creates locks alone (see agora_thread_create). */
+ * any agora thread, creates locks alone (see agora_thread_create); the
+ * handle returned is then in global memory, valid on every rank.
+ * Any zero-filled agora_lock_t in global memory is also a lock, named by its
+ * address (a static `agora_lock_t l = AGORA_LOCK_INITIALIZER;` in a program
+ * built with agoracc, or a field of a G_MALLOC'd structure). */
+#define AGORA_LOCK_INITIALIZER {0}
 agora_lock_t *agora_lock_create(void);
 agora_lock_t *agora_lock_array_create(size_t count);   /* index with &locks[i] */
 int agora_lock(agora_lock_t *lock);
 int agora_unlock(agora_lock_t *lock);
+int agora_trylock(agora_lock_t *lock); /* AGORA_OK (now held) or AGORA_BUSY */
 
 int agora_barrier(void); /* all ranks; call from one thread per rank */
 
@@ -126,6 +150,70 @@ int agora_thread_create_on(agora_thread_t *t, int rank, void *(*fn)(void *), voi
  * joining it again, concurrently, from itself, or a handle of no thread is
  * AGORA_ERR_INVALID_ARGUMENT at once, never a hang. */
 int agora_thread_join(agora_thread_t t, void **ret);
+/* Ends the calling agora thread with ret as its return value, as returning
+ * from fn would (pthread_exit). Called by main of a program built with
+ * agoracc, it ends main: the job ends once every thread has ended. */
+void agora_thread_exit(void *ret);
+
+/* Threads that can run at once: ranks x AGORA_THREADS_PER_RANK (what a
+ * pthreads program built with agoracc sees as sysconf(_SC_NPROCESSORS_ONLN)). */
+int agora_thread_slots(void);
+/* A job-wide id of the calling thread (main of rank 0 included); never 0. */
+uint64_t agora_thread_self(void);
+
+/* ---- Synchronisation among threads (fork-join model) -----------------------
+ * Objects named by their address in global memory: they must live there
+ * (a global of a program built with agoracc, G_MALLOC/malloc'd memory, a
+ * stack of such a program, agora_malloc/agora_alloc memory). Any thread on
+ * any rank may use them. Zero-filled objects are valid (static initialisers).
+ * Consistency under every protocol: a barrier is a release and an acquire for
+ * every participant (like agora_barrier); agora_sem_post is a release and the
+ * agora_sem_wait it satisfies an acquire; condition variables synchronise
+ * through their lock. */
+typedef struct agora_thread_barrier {
+    uint32_t count;   /* set by agora_thread_barrier_init */
+    uint32_t magic;
+    uint64_t reserved[2];
+} agora_thread_barrier_t;
+/* pthread_barrier_t semantics: count >= 1 threads, reusable round after round. */
+int agora_thread_barrier_init(agora_thread_barrier_t *b, unsigned count);
+/* AGORA_BARRIER_SERIAL for one waiter per round, AGORA_OK for the others. */
+int agora_thread_barrier_wait(agora_thread_barrier_t *b);
+/* SPLASH-2's BARRIER(name, n): the count comes with every wait (all waiters
+ * of a round must pass the same); no init needed. */
+int agora_thread_barrier_wait_count(agora_thread_barrier_t *b, unsigned count);
+int agora_thread_barrier_destroy(agora_thread_barrier_t *b);
+
+typedef struct agora_cond {
+    uint64_t reserved[2];
+} agora_cond_t;
+#define AGORA_COND_INITIALIZER {{0, 0}}
+int agora_cond_init(agora_cond_t *c);
+/* The caller holds lock; it is released while waiting and held again on return. */
+int agora_cond_wait(agora_cond_t *c, agora_lock_t *lock);
+/* deadline: an agora_wtime() value; AGORA_TIMEDOUT if it passes first. */
+int agora_cond_timedwait(agora_cond_t *c, agora_lock_t *lock, double deadline);
+int agora_cond_signal(agora_cond_t *c);
+int agora_cond_broadcast(agora_cond_t *c);
+int agora_cond_destroy(agora_cond_t *c);
+
+typedef struct agora_sem {
+    uint64_t value;   /* the initial value, set by agora_sem_init */
+    uint64_t reserved[2];
+} agora_sem_t;
+int agora_sem_init(agora_sem_t *s, unsigned value);
+int agora_sem_wait(agora_sem_t *s);
+int agora_sem_trywait(agora_sem_t *s); /* AGORA_BUSY if the count is 0 */
+int agora_sem_post(agora_sem_t *s);
+int agora_sem_getvalue(agora_sem_t *s, int *value);
+int agora_sem_destroy(agora_sem_t *s);
+
+/* ---- Programs built with agoracc ------------------------------------------
+ * Nonzero in a program linked by agoracc/agoracxx for unmodified
+ * shared-memory code (see docs/programs.md): agora_init runs before main,
+ * main runs on rank 0 only, on a stack in global memory, and the program's
+ * globals and malloc'd memory are global memory. */
+int agora_program_mode(void);
 
 /* ---- Introspection --------------------------------------------------------*/
 const char *agora_protocol_name(void);
