@@ -29,6 +29,15 @@ Runtime *live(const char *fn) {
 }
 }  // namespace
 
+namespace agora {
+// For the pthreads shim (pthread_shim.cpp).
+bool shim_runtime_live() { return g_rt && !Runtime::in_forked_child(); }
+int shim_lock_address(const void *address, bool lock) {
+  if (!g_rt) return AGORA_ERR_NOT_INITIALIZED;
+  return lock ? g_rt->lock((uint64_t)(uintptr_t)address) : g_rt->unlock((uint64_t)(uintptr_t)address);
+}
+}  // namespace agora
+
 #define RUNTIME_OR(fn, fail) \
   Runtime *rt = live(fn);    \
   if (!rt) return fail
@@ -117,8 +126,9 @@ static agora_lock_t *create_locks(size_t count, const void *call_site) {
     return nullptr;
   }
   // Allocated before any id is taken, so a failure leaves the ids (which
-  // every rank must hand out alike) untouched.
-  auto *locks = new (std::nothrow) agora_lock_t[count];
+  // every rank must hand out alike) untouched. In global memory, so that a
+  // handle created by main or a thread is valid on every rank.
+  auto *locks = (agora_lock_t *)rt->malloc_local(count * sizeof(agora_lock_t));
   if (!locks) {
     agora::log_error("agora_lock_array_create(%zu): cannot allocate %zu handles of %zu bytes",
                      count, count, sizeof(agora_lock_t));
@@ -129,7 +139,12 @@ static agora_lock_t *create_locks(size_t count, const void *call_site) {
   if (agora::platform::code_ref_from_address(call_site, &module, &site, &error))
     site ^= std::hash<std::string>{}(module);
   uint64_t first = rt->create_locks(count, site);
-  for (size_t i = 0; i < count; ++i) locks[i].id = first + i;
+  if (first == UINT64_MAX) {
+    rt->free_any(locks);
+    return nullptr;
+  }
+  // A handle holds its id + 1: id 0 in a handle means "named by its address".
+  for (size_t i = 0; i < count; ++i) locks[i].id = first + i + 1;
   return locks;
 }
 
@@ -139,16 +154,48 @@ agora_lock_t *agora_lock_array_create(size_t count) {
   return create_locks(count, __builtin_return_address(0));
 }
 
+// The lock service's key of a lock: a created lock's id, or the address of
+// a zero-filled agora_lock_t in global memory (an address-named lock).
+static bool lock_key(Runtime *rt, const char *fn, const agora_lock_t *lock, uint64_t *key) {
+  if (!lock) {
+    agora::log_error("%s: the lock is NULL", fn);
+    return false;
+  }
+  if (lock->id) {
+    *key = lock->id - 1;
+    return true;
+  }
+  if (!rt->space().maybe_allocated((uintptr_t)lock)) {
+    agora::log_error("%s(%p): a lock with id 0 is named by its address, which must be in global "
+                     "memory (a global of a program built with agoracc, agora_malloc'd or "
+                     "agora_alloc'd memory); this one is not: use agora_lock_create, or place it "
+                     "in global memory",
+                     fn, (const void *)lock);
+    return false;
+  }
+  *key = (uint64_t)(uintptr_t)lock;
+  return true;
+}
+
 int agora_lock(agora_lock_t *lock) {
   RUNTIME_OR("agora_lock", AGORA_ERR_NOT_INITIALIZED);
-  if (!lock) return AGORA_ERR_INVALID_ARGUMENT;
-  return rt->lock(lock->id);
+  uint64_t key;
+  if (!lock_key(rt, "agora_lock", lock, &key)) return AGORA_ERR_INVALID_ARGUMENT;
+  return rt->lock(key);
 }
 
 int agora_unlock(agora_lock_t *lock) {
   RUNTIME_OR("agora_unlock", AGORA_ERR_NOT_INITIALIZED);
-  if (!lock) return AGORA_ERR_INVALID_ARGUMENT;
-  return rt->unlock(lock->id);
+  uint64_t key;
+  if (!lock_key(rt, "agora_unlock", lock, &key)) return AGORA_ERR_INVALID_ARGUMENT;
+  return rt->unlock(key);
+}
+
+int agora_trylock(agora_lock_t *lock) {
+  RUNTIME_OR("agora_trylock", AGORA_ERR_NOT_INITIALIZED);
+  uint64_t key;
+  if (!lock_key(rt, "agora_trylock", lock, &key)) return AGORA_ERR_INVALID_ARGUMENT;
+  return rt->trylock(key);
 }
 
 int agora_barrier(void) {
@@ -202,6 +249,158 @@ int agora_thread_join(agora_thread_t t, void **ret) {
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   return rt->thread_join(t.rank, t.id, ret);
+}
+
+int agora_thread_slots(void) {
+  RUNTIME_OR("agora_thread_slots", AGORA_ERR_NOT_INITIALIZED);
+  return rt->thread_slots();
+}
+
+uint64_t agora_thread_self(void) {
+  RUNTIME_OR("agora_thread_self", 0);
+  return rt->thread_self();
+}
+
+// ---- synchronisation among threads: objects named by their address ----------
+
+// The object must lie in allocated global memory (it is named by its address).
+static bool global_object(Runtime *rt, const char *fn, const void *object, size_t size) {
+  uintptr_t a = (uintptr_t)object;
+  if (object && rt->space().maybe_allocated(a) && rt->space().maybe_allocated(a + size - 1)) return true;
+  agora::log_error("%s(%p): %s; thread barriers, condition variables and semaphores are named by "
+                   "their address and must live in global memory (a global of a program built "
+                   "with agoracc, malloc'd memory of such a program, agora_malloc'd or "
+                   "agora_alloc'd memory)",
+                   fn, object, object ? "not in global memory" : "NULL");
+  return false;
+}
+
+static constexpr uint32_t kBarrierMagic = 0x41424152;  // "RABA": initialised by agora_thread_barrier_init
+
+int agora_thread_barrier_init(agora_thread_barrier_t *b, unsigned count) {
+  RUNTIME_OR("agora_thread_barrier_init", AGORA_ERR_NOT_INITIALIZED);
+  if (!global_object(rt, "agora_thread_barrier_init", b, sizeof *b)) return AGORA_ERR_INVALID_ARGUMENT;
+  if (count == 0) {
+    agora::log_error("agora_thread_barrier_init(%p): count must be at least 1", (void *)b);
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  b->count = count;
+  b->magic = kBarrierMagic;
+  return AGORA_OK;
+}
+
+int agora_thread_barrier_wait_count(agora_thread_barrier_t *b, unsigned count) {
+  RUNTIME_OR("agora_thread_barrier_wait", AGORA_ERR_NOT_INITIALIZED);
+  if (!global_object(rt, "agora_thread_barrier_wait", b, sizeof *b)) return AGORA_ERR_INVALID_ARGUMENT;
+  if (count == 0) {
+    agora::log_error("agora_thread_barrier_wait(%p): count must be at least 1", (void *)b);
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  return rt->thread_barrier_wait((uint64_t)(uintptr_t)b, count);
+}
+
+int agora_thread_barrier_wait(agora_thread_barrier_t *b) {
+  RUNTIME_OR("agora_thread_barrier_wait", AGORA_ERR_NOT_INITIALIZED);
+  if (!global_object(rt, "agora_thread_barrier_wait", b, sizeof *b)) return AGORA_ERR_INVALID_ARGUMENT;
+  if (b->magic != kBarrierMagic) {
+    agora::log_error("agora_thread_barrier_wait(%p): not initialised (agora_thread_barrier_init, "
+                     "or pass the count with agora_thread_barrier_wait_count)",
+                     (void *)b);
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  return agora_thread_barrier_wait_count(b, b->count);
+}
+
+int agora_thread_barrier_destroy(agora_thread_barrier_t *b) {
+  RUNTIME_OR("agora_thread_barrier_destroy", AGORA_ERR_NOT_INITIALIZED);
+  if (!global_object(rt, "agora_thread_barrier_destroy", b, sizeof *b)) return AGORA_ERR_INVALID_ARGUMENT;
+  b->magic = 0;
+  return AGORA_OK;
+}
+
+int agora_cond_init(agora_cond_t *c) {
+  RUNTIME_OR("agora_cond_init", AGORA_ERR_NOT_INITIALIZED);
+  if (!global_object(rt, "agora_cond_init", c, sizeof *c)) return AGORA_ERR_INVALID_ARGUMENT;
+  *c = agora_cond_t{{0, 0}};
+  return AGORA_OK;
+}
+
+static int cond_wait(const char *fn, agora_cond_t *c, agora_lock_t *lock, double deadline) {
+  RUNTIME_OR(fn, AGORA_ERR_NOT_INITIALIZED);
+  uint64_t key;
+  if (!global_object(rt, fn, c, sizeof *c) || !lock_key(rt, fn, lock, &key)) return AGORA_ERR_INVALID_ARGUMENT;
+  return rt->cond_wait((uint64_t)(uintptr_t)c, key, deadline);
+}
+
+int agora_cond_wait(agora_cond_t *c, agora_lock_t *lock) { return cond_wait("agora_cond_wait", c, lock, -1); }
+
+int agora_cond_timedwait(agora_cond_t *c, agora_lock_t *lock, double deadline) {
+  if (!(deadline >= 0)) {
+    agora::log_error("agora_cond_timedwait: deadline %g is not an agora_wtime() value", deadline);
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  return cond_wait("agora_cond_timedwait", c, lock, deadline);
+}
+
+static int cond_signal(const char *fn, agora_cond_t *c, bool all) {
+  RUNTIME_OR(fn, AGORA_ERR_NOT_INITIALIZED);
+  if (!global_object(rt, fn, c, sizeof *c)) return AGORA_ERR_INVALID_ARGUMENT;
+  return rt->cond_signal((uint64_t)(uintptr_t)c, all);
+}
+
+int agora_cond_signal(agora_cond_t *c) { return cond_signal("agora_cond_signal", c, false); }
+int agora_cond_broadcast(agora_cond_t *c) { return cond_signal("agora_cond_broadcast", c, true); }
+
+int agora_cond_destroy(agora_cond_t *c) {
+  RUNTIME_OR("agora_cond_destroy", AGORA_ERR_NOT_INITIALIZED);
+  if (!global_object(rt, "agora_cond_destroy", c, sizeof *c)) return AGORA_ERR_INVALID_ARGUMENT;
+  return AGORA_OK;
+}
+
+int agora_sem_init(agora_sem_t *s, unsigned value) {
+  RUNTIME_OR("agora_sem_init", AGORA_ERR_NOT_INITIALIZED);
+  if (!global_object(rt, "agora_sem_init", s, sizeof *s)) return AGORA_ERR_INVALID_ARGUMENT;
+  if (value > agora::SemaphoreService::kMaxValue) {
+    agora::log_error("agora_sem_init(%p): value %u is above SEM_VALUE_MAX (%llu)", (void *)s, value,
+                     (unsigned long long)agora::SemaphoreService::kMaxValue);
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  s->value = value;
+  return rt->sem_init((uint64_t)(uintptr_t)s, value);
+}
+
+#define SEM_OBJECT(fn)                                                                              \
+  RUNTIME_OR(fn, AGORA_ERR_NOT_INITIALIZED);                                                        \
+  if (!global_object(rt, fn, s, sizeof *s)) return AGORA_ERR_INVALID_ARGUMENT;                      \
+  uint64_t key = (uint64_t)(uintptr_t)s
+
+int agora_sem_wait(agora_sem_t *s) {
+  SEM_OBJECT("agora_sem_wait");
+  return rt->sem_wait(key, false);
+}
+
+int agora_sem_trywait(agora_sem_t *s) {
+  SEM_OBJECT("agora_sem_trywait");
+  return rt->sem_wait(key, true);
+}
+
+int agora_sem_post(agora_sem_t *s) {
+  SEM_OBJECT("agora_sem_post");
+  return rt->sem_post(key);
+}
+
+int agora_sem_getvalue(agora_sem_t *s, int *value) {
+  SEM_OBJECT("agora_sem_getvalue");
+  if (!value) {
+    agora::log_error("agora_sem_getvalue: value is NULL");
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  return rt->sem_get_value(key, value);
+}
+
+int agora_sem_destroy(agora_sem_t *s) {
+  SEM_OBJECT("agora_sem_destroy");
+  return rt->sem_destroy(key);
 }
 
 const char *agora_protocol_name(void) {

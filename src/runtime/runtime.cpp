@@ -171,6 +171,13 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   reduce_->attach(&ledger_);
   threads_.emplace(*this, *engine_,
                    [this](uint64_t id, Payload fn, uint64_t arg) { return start_thread(id, fn, arg); });
+  auto manager_of = [this](uint64_t key) { return manager_of_key(key); };
+  locks_->set_managers(manager_of);
+  thread_barriers_.emplace(*this, manager_of);
+  thread_barriers_->attach(engine_.get());
+  semaphores_.emplace(*this, manager_of);
+  semaphores_->attach(engine_.get());
+  conditions_.emplace(*this, manager_of);
   if (!config_.doorbell_signal && !platform::doorbell_setup(0, error)) return false;
   g_fault_target = this;
   on_exit(report_early_exit, nullptr);
@@ -349,6 +356,9 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
     case Channel::Memory: on_memory_message(m); break;
     case Channel::Thread: threads_->on_message(m, p); break;
     case Channel::Watch: watch_->on_message(m, p); break;
+    case Channel::ThreadBarrier: thread_barriers_->on_message(m, p); break;
+    case Channel::Semaphore: semaphores_->on_message(m, p); break;
+    case Channel::Condition: conditions_->on_message(m, p); break;
     default: fatal("message with unknown channel %u from rank %d", (unsigned)m.channel, m.src);
   }
 }
@@ -484,8 +494,24 @@ std::string Runtime::describe_wait(const WaitNote &n) const {
       std::snprintf(line, sizeof line, "a page fault at %p (its home is rank %d)", (void *)n.a, (int)n.b);
       break;
     case WaitKind::Lock:
-      std::snprintf(line, sizeof line, "agora_lock(lock %llu), managed by rank %d", (unsigned long long)n.a,
-                    locks_->manager_of(n.a));
+      if (space_->contains(n.a))
+        std::snprintf(line, sizeof line, "agora_lock(lock at %p), managed by rank %d", (void *)n.a,
+                      locks_->manager_of(n.a));
+      else
+        std::snprintf(line, sizeof line, "agora_lock(lock %llu), managed by rank %d", (unsigned long long)n.a,
+                      locks_->manager_of(n.a));
+      break;
+    case WaitKind::ThreadBarrier:
+      std::snprintf(line, sizeof line, "agora_thread_barrier_wait(barrier at %p, count %llu), managed by rank %d",
+                    (void *)n.a, (unsigned long long)n.b, manager_of_key(n.a));
+      break;
+    case WaitKind::Condition:
+      std::snprintf(line, sizeof line, "agora_cond_wait(condition variable at %p), managed by rank %d",
+                    (void *)n.a, manager_of_key(n.a));
+      break;
+    case WaitKind::Semaphore:
+      std::snprintf(line, sizeof line, "agora_sem_wait(semaphore at %p), managed by rank %d", (void *)n.a,
+                    manager_of_key(n.a));
       break;
     case WaitKind::Collective: {
       CollectiveKind kind = CollectiveLedger::kind_of(n.a);
@@ -537,6 +563,9 @@ RankState Runtime::hang_snapshot() {
   }
   s.blocked = blocked > 0 && blocked >= app;
   s.waits += locks_->describe_contention();
+  s.waits += thread_barriers_->describe_contention();
+  s.waits += semaphores_->describe_contention();
+  s.waits += conditions_->describe_contention();
   s.outside_s = waits_.empty() ? now - last_inside_ : 0;
   s.sent = messages_out_;
   s.received = messages_in_;
@@ -714,6 +743,12 @@ uint64_t Runtime::create_locks(uint64_t count, uint64_t call_site) {
     next_thread_lock_id_ += count;
     return first;
   }
+  if (next_lock_id_ + count > kBase) {
+    // Ids from kBase up are the addresses of address-named locks.
+    log_error("agora_lock_array_create(%llu): too many locks created collectively (at most 2^45 in all)",
+              (unsigned long long)count);
+    return UINT64_MAX;
+  }
   uint64_t first = next_lock_id_;
   next_lock_id_ += count;
   // The signature: the creating call (site, how many creations before it, size).
@@ -750,6 +785,18 @@ int Runtime::lock(uint64_t id) {
               "would never end)",
               (unsigned long long)id);
   return status;
+}
+
+int Runtime::trylock(uint64_t id) {
+  WaitNote note{WaitKind::Lock, id};
+  return timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w, true); });
+}
+
+uint64_t Runtime::thread_token() { return this_thread_token(); }
+
+uint64_t Runtime::thread_self() const {
+  uint64_t high = (uint64_t)(rank() + 1) << 48;
+  return tl_thread_id ? high | tl_thread_id : high | (1ull << 47) | this_thread_token();
 }
 
 int Runtime::unlock(uint64_t id) {
@@ -825,18 +872,35 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
   std::memcpy(ref.data() + sizeof offset, module.data(), module.size());
   ThreadCreateOp op;
   WaitNote note{WaitKind::ThreadCreate};
-  noted_wait(note, op.w, [&] {
-    if (target < 0) target = (Rank)((threads_placed_++ / config_.threads_per_rank) % nranks());
+  bool placed = target < 0;
+  size_t live = 0;
+  int refused = noted_wait(note, op.w, [&] {
+    if (placed) {
+      live = placed_live_.size();
+      if (live >= (size_t)thread_slots()) return -9;
+      target = (Rank)((threads_placed_++ / config_.threads_per_rank) % nranks());
+    }
     note.a = (uint64_t)target;
     threads_->create(target, {ref.data(), ref.size()}, (uint64_t)(uintptr_t)arg, &op);
     return 0;
   });
+  if (refused) {
+    log_error("agora_thread_create: this rank already has %zu threads it placed and has not joined, "
+              "as many as there are slots (%d ranks x %d threads per rank); join some first, or "
+              "raise the slots with --threads-per-rank / AGORA_THREADS_PER_RANK or more ranks",
+              live, nranks(), (int)config_.threads_per_rank);
+    return refused;
+  }
   if (op.w.status != 0) {
     log_error("agora_thread_create: rank %d could not start the thread (see its message)", target);
     return op.w.status;
   }
   *where = target;
   *id = op.id;
+  if (placed) {
+    std::lock_guard<std::mutex> g(lock_);
+    placed_live_.insert({target, op.id});
+  }
   return 0;
 }
 
@@ -895,6 +959,10 @@ int Runtime::thread_join(Rank where, uint64_t id, void **ret) {
     return op.w.status;
   }
   if (ret) *ret = (void *)(uintptr_t)op.ret;
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    placed_live_.erase({where, id});  // its slot is free again
+  }
   return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "common/config.h"
@@ -27,9 +28,12 @@
 #include "protocol/engine.h"
 #include "sync/barrier_service.h"
 #include "sync/collective_ledger.h"
+#include "sync/condition_service.h"
 #include "sync/hang_watch.h"
 #include "sync/lock_service.h"
 #include "sync/reduce_service.h"
+#include "sync/semaphore_service.h"
+#include "sync/thread_barrier_service.h"
 #include "sync/thread_service.h"
 #include "transport/mpi/mpi_transport.h"
 
@@ -74,6 +78,24 @@ class Runtime final : public EngineHost {
   // Fork-join threads: target -1 places by the AGORA_THREADS_PER_RANK rule.
   int thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *where, uint64_t *id);
   int thread_join(Rank where, uint64_t id, void **ret);
+
+  // Synchronisation among threads (runtime_thread_sync.cpp). Objects are
+  // keys: a created lock's id, or the address of an object in global memory.
+  int trylock(uint64_t id);  // 0, or 2 (AGORA_BUSY)
+  int thread_barrier_wait(uint64_t object, uint32_t count);  // 0 or 1 (serial)
+  int cond_wait(uint64_t object, uint64_t lock_id, double deadline);  // deadline < 0: none
+  int cond_signal(uint64_t object, bool all);
+  int sem_init(uint64_t object, uint64_t value);
+  int sem_wait(uint64_t object, bool try_only);
+  int sem_post(uint64_t object);
+  int sem_get_value(uint64_t object, int *value);
+  int sem_destroy(uint64_t object);
+  int thread_slots() const { return (int)(config_.threads_per_rank * (uint64_t)nranks()); }
+  // Job-wide id of the calling thread: (rank+1) << 48 | id for an agora
+  // thread (so pthread_t can carry it), | 1 << 47 | a token for any other.
+  uint64_t thread_self() const;
+  // Keys that are addresses (address-named objects) are managed at their page's home.
+  Rank manager_of_key(uint64_t key) const;
   const Config &config() const { return config_; }
   const AddressSpace &space() const { return *space_; }
   std::string stats_json() const { return stats_.to_json(); }
@@ -87,7 +109,8 @@ class Runtime final : public EngineHost {
   // threads.
   void wait(Waiter &w, bool patient = false);
   // Where a thread of this rank waits inside Agora, for the hang watch.
-  enum class WaitKind : uint8_t { Fault, Lock, Collective, Free, ThreadCreate, ThreadJoin, FinalizeThreads };
+  enum class WaitKind : uint8_t { Fault, Lock, Collective, Free, ThreadCreate, ThreadJoin, FinalizeThreads,
+                                  ThreadBarrier, Condition, Semaphore };
   struct WaitNote {
     WaitKind kind;
     uint64_t a = 0, b = 0;  // address and home, lock id, tag, rank and id, ... (see describe_wait)
@@ -120,6 +143,10 @@ class Runtime final : public EngineHost {
   int start_thread(uint64_t id, Payload fn, uint64_t arg);  // ThreadService's starter
   void run_thread(uint64_t id, void *(*fn)(void *), void *arg);
   void finish_threads();  // finalize: until no agora thread runs on any rank
+  // Polls (or sleeps briefly) until w completes or the deadline passes; true if it completed.
+  bool wait_until(Waiter &w, double deadline);
+  static uint64_t thread_token();  // names the calling thread within the rank (lock holders)
+  int sync_op(WaitKind kind, uint64_t object, const std::function<void(Waiter *)> &start);
 
   Config config_;
   MpiTransport transport_;
@@ -131,6 +158,12 @@ class Runtime final : public EngineHost {
   std::optional<BarrierService> barrier_;
   std::optional<ReduceService> reduce_;
   std::optional<ThreadService> threads_;
+  std::optional<ThreadBarrierService> thread_barriers_;
+  std::optional<SemaphoreService> semaphores_;
+  std::optional<ConditionService> conditions_;
+  // Threads this rank created by the placement rule and has not joined: at
+  // most thread_slots() at once.
+  std::set<std::pair<Rank, uint64_t>> placed_live_;
   uint64_t threads_placed_ = 0;       // agora_thread_create calls here (placement rule)
   std::atomic<int> os_threads_{0};    // agora threads of this rank whose OS thread still runs
   Stats stats_;

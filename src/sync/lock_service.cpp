@@ -7,9 +7,8 @@
 
 namespace agora {
 
-int LockService::acquire(uint64_t lock, uint64_t thread, Waiter *w) {
-  auto held = holder_thread_.find(lock);
-  if (held != holder_thread_.end() && held->second == thread) return -8;
+int LockService::acquire(uint64_t lock, uint64_t thread, Waiter *w, bool try_only) {
+  if (holds(lock, thread)) return try_only ? 2 : -8;
   uint64_t signature = signatures_ ? signatures_(lock) : 0;
   uint64_t token = (uint64_t)(uintptr_t)w;
   pending_thread_[token] = thread;
@@ -17,9 +16,9 @@ int LockService::acquire(uint64_t lock, uint64_t thread, Waiter *w) {
   if (carries_consistency()) engine_->acquirer_view(&r.view);
   Rank mgr = manager_of(lock);
   if (mgr == host_.rank()) {
-    manager_request(lock, std::move(r), signature);
+    manager_request(lock, std::move(r), signature, try_only);
   } else {
-    host_.send_request(mgr, {Channel::Lock, kRequest, 0, lock, token, signature},
+    host_.send_request(mgr, {Channel::Lock, try_only ? kTryRequest : kRequest, 0, lock, token, signature},
                        {r.view.data(), r.view.size()});
   }
   return 0;
@@ -41,8 +40,11 @@ int LockService::release(uint64_t lock, uint64_t thread) {
 void LockService::on_message(const MsgHeader &m, Payload p) {
   switch (m.op) {
     case kRequest:
-      manager_request(m.a, {m.src, m.b, std::vector<std::byte>(p.data, p.data + p.size)}, m.c);
+    case kTryRequest:
+      manager_request(m.a, {m.src, m.b, std::vector<std::byte>(p.data, p.data + p.size)}, m.c,
+                      m.op == kTryRequest);
       break;
+    case kBusy: busy_here(m.b); break;
     case kRelease: manager_release(m.a, m.src); break;
     case kGrant: granted_here(m.a, m.b, p); break;
     case kHandOff:
@@ -72,9 +74,14 @@ void LockService::check_signature(uint64_t lock, Managed &l, Rank from, uint64_t
   }
 }
 
-void LockService::manager_request(uint64_t lock, Requester r, uint64_t signature) {
+void LockService::manager_request(uint64_t lock, Requester r, uint64_t signature, bool try_only) {
   Managed &l = managed_[lock];
   check_signature(lock, l, r.rank, signature);
+  if (l.held && try_only) {
+    if (r.rank == host_.rank()) busy_here(r.token);
+    else host_.send(r.rank, {Channel::Lock, kBusy, 0, lock, r.token, 0});
+    return;
+  }
   if (l.held) {
     l.queue.push_back(std::move(r));
     return;
@@ -135,6 +142,11 @@ std::string LockService::describe_contention() const {
     out += "\n";
   }
   return out;
+}
+
+void LockService::busy_here(uint64_t token) {
+  pending_thread_.erase(token);
+  reinterpret_cast<Waiter *>(token)->complete(2);  // AGORA_BUSY
 }
 
 void LockService::granted_here(uint64_t lock, uint64_t token, Payload info) {

@@ -37,19 +37,32 @@ class LockService {
   using Signatures = std::function<uint64_t(uint64_t lock)>;
   void set_signatures(Signatures s) { signatures_ = std::move(s); }
 
+  // Which rank manages a lock (default: id mod N). The runtime names
+  // address-named locks by their address and manages them at its page's home.
+  using Managers = std::function<Rank(uint64_t lock)>;
+  void set_managers(Managers m) { managers_ = std::move(m); }
+
   // Starts acquiring for `thread`; completes *w when granted. Returns -8
   // (AGORA_ERR_DEADLOCK), without waiting, if `thread` already holds it.
-  int acquire(uint64_t lock, uint64_t thread, Waiter *w);
+  // With `try_only`, a lock held elsewhere completes *w with 2 (AGORA_BUSY)
+  // instead of queueing (and one this thread holds returns 2 at once).
+  int acquire(uint64_t lock, uint64_t thread, Waiter *w, bool try_only = false);
+  bool holds(uint64_t lock, uint64_t thread) const {
+    auto it = holder_thread_.find(lock);
+    return it != holder_thread_.end() && it->second == thread;
+  }
   // For hang reports: locks managed here that threads wait for, one line each.
   std::string describe_contention() const;
   // Returns 0, or AGORA_ERR_NOT_HELD (-4) if `thread` does not hold `lock`.
   int release(uint64_t lock, uint64_t thread);
   void on_message(const MsgHeader &m, Payload p);
 
-  Rank manager_of(uint64_t lock) const { return (Rank)(lock % (uint64_t)host_.nranks()); }
+  Rank manager_of(uint64_t lock) const {
+    return managers_ ? managers_(lock) : (Rank)(lock % (uint64_t)host_.nranks());
+  }
 
  private:
-  enum Op : uint16_t { kRequest = 1, kGrant = 2, kRelease = 3, kHandOff = 4 };
+  enum Op : uint16_t { kRequest = 1, kGrant = 2, kRelease = 3, kHandOff = 4, kTryRequest = 5, kBusy = 6 };
   struct Requester {
     Rank rank;
     uint64_t token;                // the requester's Waiter, opaque to the manager
@@ -65,7 +78,8 @@ class LockService {
   };
 
   bool carries_consistency() const { return engine_ && engine_->carries_consistency(); }
-  void manager_request(uint64_t lock, Requester r, uint64_t signature);
+  void manager_request(uint64_t lock, Requester r, uint64_t signature, bool try_only = false);
+  void busy_here(uint64_t token);
   void check_signature(uint64_t lock, Managed &l, Rank from, uint64_t signature);
   void manager_release(uint64_t lock, Rank releaser);
   void grant(uint64_t lock, const Managed &l, Requester r);
@@ -75,6 +89,7 @@ class LockService {
   ComponentHost &host_;
   ProtocolEngine *engine_ = nullptr;
   Signatures signatures_;
+  Managers managers_;
   std::unordered_map<uint64_t, Managed> managed_;          // locks this rank manages
   std::unordered_map<uint64_t, uint64_t> holder_thread_;   // locks held on this rank -> thread
   std::unordered_map<uint64_t, uint64_t> pending_thread_;  // waiter token -> thread

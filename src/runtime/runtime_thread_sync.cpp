@@ -1,0 +1,119 @@
+// Synchronisation among threads on any ranks (the fork-join model): thread
+// barriers, condition variables, semaphores. Each object is named by a key
+// (its address in global memory) and served by a sync service at the
+// manager, the home of the object's page; every wait is noted for the hang
+// watch, so a wait that can never end is reported as a deadlock.
+#include <cstdio>
+
+#include "common/log.h"
+#include "runtime/runtime.h"
+
+namespace agora {
+
+Rank Runtime::manager_of_key(uint64_t key) const {
+  if (space_->contains(key)) return space_->home_of(space_->page_of(key));
+  return (Rank)(key % (uint64_t)nranks());
+}
+
+int Runtime::sync_op(WaitKind kind, uint64_t object, const std::function<void(Waiter *)> &start) {
+  WaitNote note{kind, object};
+  return timed_sync(note, [&](Waiter *w) {
+    start(w);
+    return 0;
+  });
+}
+
+bool Runtime::wait_until(Waiter &w, double deadline) {
+  while (!w.done()) {
+    if (platform::now_seconds() >= deadline) return w.done();
+    int got = 0;
+    if (!block_waits_ && lock_.try_lock()) {
+      got = poll_locked(1);
+      lock_.unlock();
+    }
+    if (!got) platform::sleep_us(block_waits_ ? 100 : 20);
+  }
+  return true;
+}
+
+int Runtime::thread_barrier_wait(uint64_t object, uint32_t count) {
+  if (count > (uint64_t)thread_slots()) {
+    log_error("agora_thread_barrier_wait(%p): count %u can never be met: at most %d threads run at "
+              "once (%d ranks x %d threads per rank); raise --threads-per-rank / "
+              "AGORA_THREADS_PER_RANK or use more ranks",
+              (void *)object, count, thread_slots(), nranks(), (int)config_.threads_per_rank);
+    return -2;
+  }
+  WaitNote note{WaitKind::ThreadBarrier, object, count};
+  return timed_sync(note, [&](Waiter *w) {
+    thread_barriers_->wait(object, count, w);
+    return 0;
+  });
+}
+
+int Runtime::cond_wait(uint64_t object, uint64_t lock_id, double deadline) {
+  // Queued before the lock is released: a signal by the lock's next holder
+  // then finds this waiter.
+  Waiter queued, woken;
+  WaitNote enqueue_note{WaitKind::Condition, object};
+  int status = noted_wait(enqueue_note, queued, [&] {
+    if (!locks_->holds(lock_id, thread_token())) return -4;
+    conditions_->enqueue(object, &woken, &queued);
+    return 0;
+  });
+  if (status == -4) {
+    log_error("agora_cond_wait(%p): the calling thread does not hold the lock it passed", (void *)object);
+    return -4;
+  }
+  unlock(lock_id);
+  if (deadline < 0 || !wait_until(woken, deadline)) {
+    // Untimed, or the deadline passed: withdraw, then wait for the answer
+    // (the cancel's, or a wake that was already on its way).
+    WaitNote note{WaitKind::Condition, object};
+    noted_wait(note, woken, [&] {
+      if (deadline >= 0) conditions_->cancel(object, &woken);
+      return 0;
+    });
+  }
+  int relocked = lock(lock_id);
+  return relocked ? relocked : woken.status;
+}
+
+int Runtime::cond_signal(uint64_t object, bool all) {
+  std::lock_guard<std::mutex> g(lock_);
+  conditions_->signal(object, all);
+  return 0;
+}
+
+int Runtime::sem_init(uint64_t object, uint64_t value) {
+  int status = sync_op(WaitKind::Semaphore, object, [&](Waiter *w) { semaphores_->init(object, value, w); });
+  if (status == -2) log_error("agora_sem_init(%p): threads are waiting on this semaphore", (void *)object);
+  return status;
+}
+
+int Runtime::sem_wait(uint64_t object, bool try_only) {
+  return sync_op(WaitKind::Semaphore, object, [&](Waiter *w) { semaphores_->wait(object, try_only, w); });
+}
+
+int Runtime::sem_post(uint64_t object) {
+  int status = sync_op(WaitKind::Semaphore, object, [&](Waiter *w) { semaphores_->post(object, w); });
+  if (status == -2)
+    log_error("agora_sem_post(%p): the count would exceed %llu (SEM_VALUE_MAX)", (void *)object,
+              (unsigned long long)SemaphoreService::kMaxValue);
+  return status;
+}
+
+int Runtime::sem_get_value(uint64_t object, int *value) {
+  int64_t v = 0;
+  int status = sync_op(WaitKind::Semaphore, object, [&](Waiter *w) { semaphores_->get_value(object, &v, w); });
+  *value = (int)v;
+  return status;
+}
+
+int Runtime::sem_destroy(uint64_t object) {
+  int status = sync_op(WaitKind::Semaphore, object, [&](Waiter *w) { semaphores_->destroy(object, w); });
+  if (status == 2) log_error("agora_sem_destroy(%p): threads are waiting on this semaphore", (void *)object);
+  return status;
+}
+
+}  // namespace agora
