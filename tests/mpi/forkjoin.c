@@ -6,7 +6,8 @@
  * errors: bad rank, joining twice, a handle of no thread, a pointer that is
  * not code.
  *
- * forkjoin [workers]   (default: N*T + 1, so placement wraps round)
+ * forkjoin [workers]   (default: N*T, every slot; one more thread created
+ *                      after the joins shows the placement wrap round)
  * forkjoin crash       a worker on the last rank aborts while main joins   */
 #include <stdint.h>
 #include <string.h>
@@ -181,7 +182,7 @@ int main(int argc, char **argv) {
         }
         const char *tpr = getenv("AGORA_THREADS_PER_RANK");
         long T = tpr ? atol(tpr) : 1;
-        long P = argc > 1 ? atol(argv[1]) : n * T + 1;
+        long P = argc > 1 ? atol(argv[1]) : n * T;
         CHECK(P >= 1 && P <= MAX_WORKERS, "workers %ld not in 1..%d", P, MAX_WORKERS);
         double t0 = agora_wtime();
 
@@ -215,6 +216,13 @@ int main(int argc, char **argv) {
             CHECK(c->where[i] == th[i].rank, "worker %ld ran on %ld, handle says %d", i, c->where[i], th[i].rank);
             nested_expected += (i % 3 != 2);
         }
+        /* The joined workers' slots are free again; the next thread placed
+         * by the rule continues the round (and wraps to rank 0 after N*T). */
+        agora_thread_t extra;
+        void *extra_ret = NULL;
+        CHECK(agora_thread_create(&extra, idle_worker, (void *)(intptr_t)3) == AGORA_OK, "create after the joins");
+        CHECK(extra.rank == (int)((P / T) % n), "thread %ld placed on %d, rule says %ld", P, extra.rank, (P / T) % n);
+        CHECK(agora_thread_join(extra, &extra_ret) == AGORA_OK && (intptr_t)extra_ret == 3, "join the extra thread");
         /* Joins are acquires: every worker's writes are visible without a lock. */
         CHECK(c->counter == P * ITERS + nested_expected, "counter %ld, expected %ld", c->counter,
               P * ITERS + nested_expected);
