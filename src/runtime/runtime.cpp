@@ -614,7 +614,7 @@ void *Runtime::alloc_collective(uint64_t bytes, Placement placement, Rank on_ran
       uint64_t free_bytes = capacity - space_->collective_pages_used() * page;
       if (bytes > capacity)
         log_error("agora_alloc(%llu bytes): larger than the whole collective region (%llu bytes, "
-                  "half of AGORA_MEMORY=%llu); %llu bytes are free",
+                  "a quarter of AGORA_MEMORY=%llu); %llu bytes are free",
                   (unsigned long long)bytes, (unsigned long long)capacity,
                   (unsigned long long)space_->size(), (unsigned long long)free_bytes);
       else
