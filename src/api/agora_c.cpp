@@ -98,6 +98,22 @@ void *agora_malloc(size_t bytes) {
   return rt->malloc_local(bytes);
 }
 
+void *agora_malloc_placed(size_t bytes, agora_placement_t placement, int rank) {
+  RUNTIME_OR("agora_malloc_placed", nullptr);
+  if (placement != AGORA_PLACE_BLOCK && placement != AGORA_PLACE_CYCLIC &&
+      placement != AGORA_PLACE_RANK) {
+    agora::log_error("agora_malloc_placed: placement %d is not AGORA_PLACE_BLOCK, _CYCLIC or _RANK",
+                     (int)placement);
+    return nullptr;
+  }
+  if (placement == AGORA_PLACE_RANK && (rank < 0 || rank >= rt->nranks())) {
+    agora::log_error("agora_malloc_placed: rank %d is not between 0 and %d", rank, rt->nranks() - 1);
+    return nullptr;
+  }
+  if (placement != AGORA_PLACE_RANK) rank = 0;
+  return rt->malloc_placed(bytes, (agora::Placement)placement, rank);
+}
+
 int agora_free(void *ptr) {
   RUNTIME_OR("agora_free", AGORA_ERR_NOT_INITIALIZED);
   return rt->free_any(ptr);

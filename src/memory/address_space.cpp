@@ -5,14 +5,19 @@ namespace agora {
 AddressSpace::AddressSpace(uintptr_t base, uint64_t total_bytes, size_t page_size, Rank nranks)
     : base_(base), total_(total_bytes), page_(page_size), nranks_(nranks) {
   PageId pages = total_bytes / page_size;
-  collective_pages_ = pages / 2;
-  arena_pages_ = (pages - collective_pages_) / (PageId)nranks;
+  collective_pages_ = pages / 4;
+  placed_pages_ = pages / 2 - collective_pages_;
+  arena_pages_ = (pages - pages / 2) / (PageId)nranks;
 }
 
 Rank AddressSpace::home_of(PageId p) const {
   if (p < collective_pages_used()) return runs_.find(p).home(p, nranks_);
-  if (p >= collective_pages_) {
-    PageId r = (p - collective_pages_) / arena_pages_;
+  if (in_placed_region(p)) {
+    CollectiveRun run;
+    return placed_.find(p, &run) ? run.home(p, nranks_) : -1;
+  }
+  if (p >= collective_pages_ + placed_pages_) {
+    PageId r = (p - collective_pages_ - placed_pages_) / arena_pages_;
     return r < (PageId)nranks_ ? (Rank)r : -1;
   }
   return -1;
@@ -22,14 +27,18 @@ bool AddressSpace::maybe_allocated(uintptr_t addr) const {
   if (!contains(addr)) return false;
   PageId p = page_of(addr);
   if (p < collective_pages_) return p < collective_pages_used();
+  if (in_placed_region(p)) {
+    CollectiveRun run;
+    return placed_.find(p, &run);
+  }
   return arena_owner(addr) >= 0;
 }
 
 Rank AddressSpace::arena_owner(uintptr_t addr) const {
   if (!contains(addr)) return -1;
   PageId p = page_of(addr);
-  if (p < collective_pages_) return -1;
-  PageId r = (p - collective_pages_) / arena_pages_;
+  if (p < collective_pages_ + placed_pages_) return -1;
+  PageId r = (p - collective_pages_ - placed_pages_) / arena_pages_;
   return r < (PageId)nranks_ ? (Rank)r : -1;
 }
 
@@ -49,24 +58,10 @@ bool AddressSpace::collective_reserve(uint64_t bytes, Placement placement, Rank 
 
 void AddressSpace::for_each_home_run(PageId first, PageId count, Rank who,
                                      const std::function<void(PageId, PageId)> &fn) const {
-  const CollectiveRun &run = runs_.find(first);
-  auto ceil_div = [](unsigned __int128 a, PageId b) { return (PageId)((a + b - 1) / b); };
-  switch (run.placement) {
-    case Placement::Block: {
-      PageId lo = ceil_div((unsigned __int128)who * count, (PageId)nranks_);
-      PageId hi = ceil_div((unsigned __int128)(who + 1) * count, (PageId)nranks_);
-      if (hi > lo) fn(first + lo, hi - lo);
-      break;
-    }
-    case Placement::Cyclic:
-      if (nranks_ == 1) fn(first, count);
-      else
-        for (PageId i = (PageId)who; i < count; i += (PageId)nranks_) fn(first + i, 1);
-      break;
-    default:
-      if (run.rank == who) fn(first, count);
-      break;
-  }
+  CollectiveRun run = runs_.find(first);
+  run.first = first;
+  run.count = count;
+  for_each_run_home_pages(run, who, nranks_, fn);
 }
 
 }  // namespace agora

@@ -2,7 +2,10 @@
 //
 //   [0, collective_bytes)            collective allocations (agora_alloc*), bump
 //                                     allocated in lock step on every rank
-//   arena(r) = [collective_bytes + r*arena_bytes, +arena_bytes)
+//                                     (the first quarter of the range)
+//   [collective_bytes, +placed_bytes) placed allocations (agora_malloc_placed),
+//                                     sequenced by rank 0 (the second quarter)
+//   arena(r) = [half + r*arena_bytes, +arena_bytes)
 //                                     rank r's agora_malloc heap, homed on r
 //
 // Offsets are relative to the base address, which is the same in every rank.
@@ -13,6 +16,7 @@
 
 #include "common/types.h"
 #include "memory/collective_runs.h"
+#include "memory/placed_runs.h"
 
 namespace agora {
 
@@ -27,7 +31,8 @@ class AddressSpace {
   uintptr_t addr_of(PageId p) const { return base_ + p * page_; }
   bool contains(uintptr_t addr) const { return addr >= base_ && addr < base_ + total_; }
 
-  // Home of a page that is part of the collective region in use or an arena.
+  // Home of a page that is part of the collective region in use, a live
+  // placed run or an arena; -1 otherwise.
   Rank home_of(PageId p) const;
   // Is the address inside memory some rank may have allocated? (Collective
   // pages beyond the bump pointer are not; arena pages are decided by their home.)
@@ -45,7 +50,18 @@ class AddressSpace {
   uint64_t collective_pages_used() const { return used_.load(std::memory_order_acquire); }
   uint64_t collective_capacity_pages() const { return collective_pages_; }
 
-  PageId arena_first_page(Rank r) const { return collective_pages_ + (PageId)r * arena_pages_; }
+  // The placed region: runs inserted and removed as rank 0 sequences them
+  // (writers hold the runtime's lock; lookups from any thread).
+  PageId placed_first_page() const { return collective_pages_; }
+  PageId placed_capacity_pages() const { return placed_pages_; }
+  bool in_placed_region(PageId p) const { return p - collective_pages_ < placed_pages_; }
+  bool placed_insert(const CollectiveRun &run) { return placed_.insert(run); }
+  bool placed_remove(PageId first, CollectiveRun *removed) { return placed_.remove(first, removed); }
+  bool placed_find(PageId page, CollectiveRun *run) const { return placed_.find(page, run); }
+
+  PageId arena_first_page(Rank r) const {
+    return collective_pages_ + placed_pages_ + (PageId)r * arena_pages_;
+  }
   PageId arena_pages() const { return arena_pages_; }
   Rank arena_owner(uintptr_t addr) const;  // -1 if not in an arena
 
@@ -55,12 +71,14 @@ class AddressSpace {
   size_t page_;
   Rank nranks_;
   PageId collective_pages_;
+  PageId placed_pages_;
   PageId arena_pages_;
   // One record per collective allocation, not per page: a 16 TiB range
   // costs nothing until it is allocated. Fault handlers on other threads
   // read it while an allocation appends: the run is published before used_.
   CollectiveRuns runs_;
   std::atomic<PageId> used_{0};
+  PlacedRuns placed_;
 };
 
 }  // namespace agora

@@ -15,6 +15,28 @@ Rank CollectiveRun::home(PageId page, Rank nranks) const {
   }
 }
 
+void for_each_run_home_pages(const CollectiveRun &run, Rank who, Rank nranks,
+                             const std::function<void(PageId, PageId)> &fn) {
+  PageId first = run.first, count = run.count;
+  auto ceil_div = [](unsigned __int128 a, PageId b) { return (PageId)((a + b - 1) / b); };
+  switch (run.placement) {
+    case Placement::Block: {
+      PageId lo = ceil_div((unsigned __int128)who * count, (PageId)nranks);
+      PageId hi = ceil_div((unsigned __int128)(who + 1) * count, (PageId)nranks);
+      if (hi > lo) fn(first + lo, hi - lo);
+      break;
+    }
+    case Placement::Cyclic:
+      if (nranks == 1) fn(first, count);
+      else
+        for (PageId i = (PageId)who; i < count; i += (PageId)nranks) fn(first + i, 1);
+      break;
+    default:
+      if (run.rank == who) fn(first, count);
+      break;
+  }
+}
+
 namespace {
 // Segment and slot of a record index: segment s starts at 64 * (2^s - 1).
 inline int segment_of(uint64_t index, uint64_t first_segment) {

@@ -9,6 +9,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "common/types.h"
@@ -23,6 +24,11 @@ struct CollectiveRun {
   Rank rank = 0;  // OnRank placement
   Rank home(PageId page, Rank nranks) const;
 };
+
+// Calls fn(first, count) for each stretch of consecutive pages of run that
+// `who` homes (block: one stretch; cyclic: one per page; on a rank: all).
+void for_each_run_home_pages(const CollectiveRun &run, Rank who, Rank nranks,
+                             const std::function<void(PageId, PageId)> &fn);
 
 class CollectiveRuns {
  public:

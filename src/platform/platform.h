@@ -65,6 +65,9 @@ std::string vm_room_shortfall(uintptr_t base, uint64_t size, const VmRoom &room)
 std::string human_bytes(uint64_t bytes);  // "16.0 TiB"
 // Sets the application-view protection of [addr, addr+len).
 bool vm_protect(void *addr, size_t len, Access access);
+// Zeroes [offset, offset+len) of the range in both views and gives its
+// memory back to the system (vm_discard_linux.cpp).
+bool vm_discard(const GlobalRange &range, size_t offset, size_t len);
 
 // A child made by fork() gets neither view (MADV_DONTFORK; the memory
 // object's descriptor is closed in the child too), so it can neither change

@@ -80,6 +80,21 @@ class ProtocolEngine {
     (void)info;
   }
   virtual void barrier_complete(uint64_t epoch) { (void)epoch; }
+
+  // ---- freed memory (agora_free of a placed allocation) -----------------------
+  // Every rank calls this for [first, first+count) while the pages still have
+  // their homes, once the program has freed them: drop every state of those
+  // pages (a thread still waiting on one fails with -5, a use after free);
+  // the host then closes and zeroes them. `floor` (one entry per rank, or
+  // empty) is raised to what any later home of these pages must start from.
+  virtual void forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) {
+    (void)first;
+    (void)count;
+    (void)floor;
+  }
+  // Pages that become homed here from now on start from at least `floor`
+  // (the floors of all pages freed so far, merged by the host).
+  virtual void raise_page_floor(const std::vector<uint32_t> &floor) { (void)floor; }
 };
 
 // Per-protocol options from the configuration.

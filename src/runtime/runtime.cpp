@@ -70,7 +70,7 @@ void on_fork_child() {
   log_set_forked_child(platform::process_id());
 }
 
-enum MemoryOp : uint16_t { kFreeRequest = 1, kFreeReply = 2 };
+enum MemoryOp : uint16_t { kFreeRequest = 1, kFreeReply = 2 };  // placed ones follow (placed_memory.cpp)
 
 // The agora thread running on this OS thread (id 0: not one, e.g. main), so
 // that a thread joining itself is an error rather than a hang.
@@ -153,6 +153,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   if (!platform::fork_child_hook_install(on_fork_child, error)) return false;
   space_.emplace(kBase, bytes, page, nranks());
   arena_.emplace(space_->arena_first_page(rank()) * page, space_->arena_pages() * page, page);
+  if (rank() == 0) placed_.emplace(space_->placed_first_page(), space_->placed_capacity_pages());
   EngineOptions engine_options;
   engine_options.intervals = config_.intervals;
   engine_ = protocol_create(config_.protocol, *this, engine_options);
@@ -337,6 +338,10 @@ std::byte *Runtime::frame(PageId page) { return range_.service_view + page * pag
 
 bool Runtime::page_allocated(PageId page) const {
   if (page < space_->collective_capacity_pages()) return page < space_->collective_pages_used();
+  if (space_->in_placed_region(page)) {
+    CollectiveRun run;
+    return space_->placed_find(page, &run);
+  }
   return arena_->page_live(page - space_->arena_first_page(rank()));
 }
 
@@ -353,7 +358,7 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
     case Channel::Lock: locks_->on_message(m, p); break;
     case Channel::Barrier: barrier_->on_message(m, p); break;
     case Channel::Reduce: reduce_->on_message(m, p); break;
-    case Channel::Memory: on_memory_message(m); break;
+    case Channel::Memory: on_memory_message(m, p); break;
     case Channel::Thread: threads_->on_message(m, p); break;
     case Channel::Watch: watch_->on_message(m, p); break;
     case Channel::ThreadBarrier: thread_barriers_->on_message(m, p); break;
@@ -535,6 +540,11 @@ std::string Runtime::describe_wait(const WaitNote &n) const {
       std::snprintf(line, sizeof line, "agora_thread_join of thread (rank %d, id %llu)", (int)n.a,
                     (unsigned long long)n.b);
       break;
+    case WaitKind::Placed:
+      std::snprintf(line, sizeof line, "%s, waiting for rank 0 (which places every such allocation "
+                    "and free, with every rank's acknowledgement)",
+                    n.a ? "agora_free of a placed allocation" : "agora_malloc_placed");
+      break;
     case WaitKind::FinalizeThreads:
       std::snprintf(line, sizeof line, "agora_finalize, waiting for this rank's %zu agora threads to return",
                     threads_->running());
@@ -633,7 +643,7 @@ void *Runtime::alloc_collective(uint64_t bytes, Placement placement, Rank on_ran
       uint64_t free_bytes = capacity - space_->collective_pages_used() * page;
       if (bytes > capacity)
         log_error("agora_alloc(%llu bytes): larger than the whole collective region (%llu bytes, "
-                  "half of AGORA_MEMORY=%llu); %llu bytes are free",
+                  "a quarter of AGORA_MEMORY=%llu); %llu bytes are free",
                   (unsigned long long)bytes, (unsigned long long)capacity,
                   (unsigned long long)space_->size(), (unsigned long long)free_bytes);
       else
@@ -686,6 +696,7 @@ int Runtime::free_any(void *ptr) {
     log_error("agora_free(%p): not global memory (use free() for malloc'd memory)", ptr);
     return -5;
   }
+  if (space_->in_placed_region(space_->page_of(addr))) return free_placed(addr);
   Rank owner = space_->arena_owner(addr);
   if (owner < 0) {
     log_error("agora_free(%p): inside a collective allocation; those live until agora_finalize", ptr);
@@ -704,8 +715,10 @@ int Runtime::free_any(void *ptr) {
   });
 }
 
-void Runtime::on_memory_message(const MsgHeader &m) {
-  if (m.op == kFreeRequest) {
+void Runtime::on_memory_message(const MsgHeader &m, Payload p) {
+  if (m.op > kFreeReply) {
+    on_placed_message(m, p);
+  } else if (m.op == kFreeRequest) {
     int status = free_local(m.a);
     send(m.src, {Channel::Memory, kFreeReply, 0, m.a, m.b, (uint64_t)(int64_t)status});
   } else {

@@ -25,6 +25,7 @@
 #include "memory/address_space.h"
 #include "memory/arena_allocator.h"
 #include "platform/platform.h"
+#include "runtime/placed_memory.h"
 #include "protocol/engine.h"
 #include "sync/barrier_service.h"
 #include "sync/collective_ledger.h"
@@ -66,6 +67,8 @@ class Runtime final : public EngineHost {
   bool handle_fault(void *addr, bool is_write);
   void *alloc_collective(uint64_t bytes, Placement placement, Rank rank);
   void *malloc_local(uint64_t bytes);
+  // Non-collective placed allocation, sequenced by rank 0 (placed_memory.cpp).
+  void *malloc_placed(uint64_t bytes, Placement placement, Rank rank);
   int free_any(void *ptr);
   // call_site: where the program created the locks (module offset), for the
   // check that every rank created the same locks.
@@ -110,7 +113,7 @@ class Runtime final : public EngineHost {
   void wait(Waiter &w, bool patient = false);
   // Where a thread of this rank waits inside Agora, for the hang watch.
   enum class WaitKind : uint8_t { Fault, Lock, Collective, Free, ThreadCreate, ThreadJoin, FinalizeThreads,
-                                  ThreadBarrier, Condition, Semaphore };
+                                  ThreadBarrier, Condition, Semaphore, Placed };
   struct WaitNote {
     WaitKind kind;
     uint64_t a = 0, b = 0;  // address and home, lock id, tag, rank and id, ... (see describe_wait)
@@ -137,8 +140,21 @@ class Runtime final : public EngineHost {
   int poll_locked(int budget = 16);
   void dispatch(const MsgHeader &m, Payload p);
   void service_loop();
-  void on_memory_message(const MsgHeader &m);
+  void on_memory_message(const MsgHeader &m, Payload p);
   int free_local(uint64_t offset);
+  // ---- placed allocations (placed_memory.cpp) ----
+  int free_placed(uintptr_t addr);
+  void on_placed_message(const MsgHeader &m, Payload p);
+  // Rank 0, lock_ held: the sequencer's side of a request from `requester`.
+  void placed_sequence_alloc(Rank requester, uint64_t token, uint64_t pages, Placement placement,
+                             Rank on_rank);
+  void placed_sequence_free(Rank requester, uint64_t token, PageId first);
+  void placed_acknowledged(uint64_t id, Payload floor);
+  void placed_reply(Rank requester, uint64_t token, int status, uint64_t first, uint64_t free_pages);
+  // Every rank, lock_ held: a run starts (homes open their pages) or ends
+  // (every rank drops, closes and zeroes it; *floor gets the engine's floor).
+  void placed_open(const CollectiveRun &run, const std::vector<uint32_t> &floor);
+  void placed_close(PageId first, PageId count, std::vector<uint32_t> *floor);
   void report_stats();
   int start_thread(uint64_t id, Payload fn, uint64_t arg);  // ThreadService's starter
   void run_thread(uint64_t id, void *(*fn)(void *), void *arg);
@@ -153,6 +169,7 @@ class Runtime final : public EngineHost {
   platform::GlobalRange range_;
   std::optional<AddressSpace> space_;
   std::optional<ArenaAllocator> arena_;
+  std::optional<PlacedSequencer> placed_;  // rank 0
   std::unique_ptr<ProtocolEngine> engine_;
   std::optional<LockService> locks_;
   std::optional<BarrierService> barrier_;

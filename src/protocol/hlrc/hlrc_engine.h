@@ -52,6 +52,8 @@ class HlrcEngine final : public ProtocolEngine {
   void barrier_info(uint64_t epoch, std::vector<std::byte> *out) override;
   void barrier_receive(uint64_t epoch, Payload info) override;
   void barrier_complete(uint64_t epoch) override;
+  void forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) override;
+  void raise_page_floor(const std::vector<uint32_t> &floor) override;
 
   enum Op : uint16_t {
     kFetch = 1,  // requester -> home: a = page
@@ -108,6 +110,11 @@ class HlrcEngine final : public ProtocolEngine {
   std::vector<std::function<void()>> on_published_;
   std::map<uint64_t, VectorTime> barrier_arrivals_;  // epoch -> max vector time at arrival
   VectorTime previous_barrier_;  // everyone has seen this much once the next barrier is entered
+  // Versions a page newly homed here starts from: at least those of every
+  // freed page, so that a write notice about freed memory (still travelling
+  // with sync operations) never makes a fetch of its reused pages wait for
+  // a diff that will not come.
+  VectorTime page_floor_;
 };
 
 }  // namespace agora

@@ -21,6 +21,7 @@ HlrcEngine::PageState &HlrcEngine::state(PageId page) {
   if (it != pages_.end()) return it->second;
   PageState &s = pages_[page];
   s.access = is_home(page) ? Access::Write : Access::None;
+  if (is_home(page)) s.version = page_floor_;
   return s;
 }
 

@@ -24,6 +24,7 @@ class ScEngine final : public ProtocolEngine {
   void on_fault(PageId page, Access need, Waiter *w) override;
   void on_message(const MsgHeader &m, Payload p) override;
   Access local_access(PageId page) const override;
+  void forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) override;
 
   enum Op : uint16_t {
     kReadRequest = 1,   // requester -> home
