@@ -9,6 +9,9 @@ command -v mpirun >/dev/null || need+=(openmpi-bin)
 [ -f /usr/include/x86_64-linux-gnu/openmpi/include/mpi.h ] || [ -f /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h ] || need+=(libopenmpi-dev)
 [ -d /usr/include/gtest ] || need+=(libgtest-dev)
 command -v python3 >/dev/null || need+=(python3)
+# the install test (pkg-config agora) and the PARMACS macro file (m4)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+command -v m4 >/dev/null || need+=(m4)
 python3 -c 'import matplotlib' 2>/dev/null || need+=(python3-matplotlib)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
