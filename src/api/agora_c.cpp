@@ -5,6 +5,8 @@
 #include <string>
 
 #include "agora/agora.h"
+#include "api/private_stack.h"
+#include "program/program_state.h"
 #include "common/log.h"
 #include "runtime/runtime.h"
 
@@ -29,6 +31,10 @@ Runtime *live(const char *fn) {
 }
 }  // namespace
 
+namespace agora {
+Runtime *api_runtime() { return g_rt; }
+}  // namespace agora
+
 #define RUNTIME_OR(fn, fail) \
   Runtime *rt = live(fn);    \
   if (!rt) return fail
@@ -37,6 +43,7 @@ extern "C" {
 
 int agora_init(int *argc, char ***argv) {
   if (forked_child("agora_init")) return AGORA_ERR_NOT_INITIALIZED;
+  if (g_rt && agora::program_started()) return AGORA_OK;  // started before main
   if (g_rt) {
     agora::log_error("agora_init called twice");
     return AGORA_ERR_INVALID_ARGUMENT;
@@ -48,6 +55,8 @@ int agora_init(int *argc, char ***argv) {
 }
 
 int agora_finalize(void) {
+  if (agora::program_started() && !agora::program_finishing()) return AGORA_OK;  // at exit
+  AGORA_ON_PRIVATE_STACK(agora_finalize());
   RUNTIME_OR("agora_finalize", AGORA_ERR_NOT_INITIALIZED);
   int status = rt->stop();
   g_rt = nullptr;
@@ -69,6 +78,7 @@ double agora_wtime(void) { return agora::platform::now_seconds(); }
 void *agora_alloc(size_t bytes) { return agora_alloc_placed(bytes, AGORA_PLACE_BLOCK, 0); }
 
 void *agora_alloc_placed(size_t bytes, agora_placement_t placement, int rank) {
+  AGORA_ON_PRIVATE_STACK(agora_alloc_placed(bytes, placement, rank));
   RUNTIME_OR("agora_alloc", nullptr);
   if (placement != AGORA_PLACE_BLOCK && placement != AGORA_PLACE_CYCLIC &&
       placement != AGORA_PLACE_RANK) {
@@ -85,11 +95,13 @@ void *agora_alloc_placed(size_t bytes, agora_placement_t placement, int rank) {
 }
 
 void *agora_malloc(size_t bytes) {
+  AGORA_ON_PRIVATE_STACK(agora_malloc(bytes));
   RUNTIME_OR("agora_malloc", nullptr);
   return rt->malloc_local(bytes);
 }
 
 int agora_free(void *ptr) {
+  AGORA_ON_PRIVATE_STACK(agora_free(ptr));
   RUNTIME_OR("agora_free", AGORA_ERR_NOT_INITIALIZED);
   return rt->free_any(ptr);
 }
@@ -107,6 +119,7 @@ int agora_is_global(const void *ptr) {
 
 // call_site: the program's call, so that ranks' creations can be compared.
 static agora_lock_t *create_locks(size_t count, const void *call_site) {
+  AGORA_ON_PRIVATE_STACK(create_locks(count, call_site));
   RUNTIME_OR("agora_lock_create", nullptr);
   if (count == 0) {
     agora::log_error("agora_lock_array_create: count must be at least 1");
@@ -140,23 +153,27 @@ agora_lock_t *agora_lock_array_create(size_t count) {
 }
 
 int agora_lock(agora_lock_t *lock) {
+  AGORA_ON_PRIVATE_STACK(agora_lock(lock));
   RUNTIME_OR("agora_lock", AGORA_ERR_NOT_INITIALIZED);
   if (!lock) return AGORA_ERR_INVALID_ARGUMENT;
   return rt->lock(lock->id);
 }
 
 int agora_unlock(agora_lock_t *lock) {
+  AGORA_ON_PRIVATE_STACK(agora_unlock(lock));
   RUNTIME_OR("agora_unlock", AGORA_ERR_NOT_INITIALIZED);
   if (!lock) return AGORA_ERR_INVALID_ARGUMENT;
   return rt->unlock(lock->id);
 }
 
 int agora_barrier(void) {
+  AGORA_ON_PRIVATE_STACK(agora_barrier());
   RUNTIME_OR("agora_barrier", AGORA_ERR_NOT_INITIALIZED);
   return rt->barrier();
 }
 
 int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op) {
+  AGORA_ON_PRIVATE_STACK(agora_reduce(buf, count, type, op));
   RUNTIME_OR("agora_reduce", AGORA_ERR_NOT_INITIALIZED);
   if ((type != AGORA_INT64 && type != AGORA_DOUBLE) ||
       (op != AGORA_SUM && op != AGORA_MIN && op != AGORA_MAX) || (!buf && count)) {
@@ -169,6 +186,7 @@ int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op) {
 // rank -1 with placed: the placement rule.
 static int thread_create(const char *fn_name, agora_thread_t *t, bool placed, int rank,
                          void *(*fn)(void *), void *arg) {
+  AGORA_ON_PRIVATE_STACK(thread_create(fn_name, t, placed, rank, fn, arg));
   RUNTIME_OR(fn_name, AGORA_ERR_NOT_INITIALIZED);
   if (!t || !fn) {
     agora::log_error("%s: %s is NULL", fn_name, !t ? "the thread handle" : "the function");
@@ -195,6 +213,7 @@ int agora_thread_create_on(agora_thread_t *t, int rank, void *(*fn)(void *), voi
 }
 
 int agora_thread_join(agora_thread_t t, void **ret) {
+  AGORA_ON_PRIVATE_STACK(agora_thread_join(t, ret));
   RUNTIME_OR("agora_thread_join", AGORA_ERR_NOT_INITIALIZED);
   if (t.rank < 0 || t.rank >= rt->nranks() || t.id == 0) {
     agora::log_error("agora_thread_join: (rank %d, id %llu) is not a thread handle (a failed create?)",
@@ -210,6 +229,7 @@ const char *agora_protocol_name(void) {
 }
 
 size_t agora_stats_json(char *buf, size_t size) {
+  AGORA_ON_PRIVATE_STACK(agora_stats_json(buf, size));
   RUNTIME_OR("agora_stats_json", 0);
   std::string s = rt->stats_json();
   if (buf && size) {

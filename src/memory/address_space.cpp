@@ -7,9 +7,11 @@ AddressSpace::AddressSpace(uintptr_t base, uint64_t total_bytes, size_t page_siz
   PageId pages = total_bytes / page_size;
   collective_pages_ = pages / 2;
   arena_pages_ = (pages - collective_pages_) / (PageId)nranks;
+  windows_.reset(pages, page_size);
 }
 
 Rank AddressSpace::home_of(PageId p) const {
+  if (windows_.contains_page(p)) return ProgramWindows::kHome;
   if (p < collective_pages_used()) return runs_.find(p).home(p, nranks_);
   if (p >= collective_pages_) {
     PageId r = (p - collective_pages_) / arena_pages_;
@@ -20,13 +22,14 @@ Rank AddressSpace::home_of(PageId p) const {
 
 bool AddressSpace::maybe_allocated(uintptr_t addr) const {
   if (!contains(addr)) return false;
+  if (windows_.count() && windows_.contains(addr)) return true;
   PageId p = page_of(addr);
   if (p < collective_pages_) return p < collective_pages_used();
   return arena_owner(addr) >= 0;
 }
 
 Rank AddressSpace::arena_owner(uintptr_t addr) const {
-  if (!contains(addr)) return -1;
+  if (!contains(addr) || (windows_.count() && windows_.contains(addr))) return -1;
   PageId p = page_of(addr);
   if (p < collective_pages_) return -1;
   PageId r = (p - collective_pages_) / arena_pages_;

@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "runtime/oversubscription.h"
+#include "runtime/program_request.h"
 
 namespace agora {
 
@@ -34,7 +35,7 @@ bool io_range_usable(uintptr_t addr, size_t len) {
   if (!rt) return false;
   const AddressSpace &space = rt->space();
   uintptr_t end = addr + len;  // callers pass len > 0
-  if (addr < space.base() || end > space.base() + space.size() || end < addr) return false;
+  if (end < addr) return false;  // (maybe_allocated below covers program mode's windows)
   for (uintptr_t a = addr & ~(uintptr_t)(space.page_size() - 1); a < end; a += space.page_size())
     if (!space.maybe_allocated(a)) return false;
   return true;
@@ -160,6 +161,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   // the protocol allows its home pages.
   platform::vm_protect((void *)space_->addr_of(space_->arena_first_page(rank())),
                        space_->arena_pages() * page, engine_->home_access());
+  if (program_request() && !setup_program_windows(error)) return false;
 
   locks_.emplace(*this);
   locks_->attach(engine_.get());
@@ -329,6 +331,7 @@ void Runtime::set_access(PageId page, Access access) {
 std::byte *Runtime::frame(PageId page) { return range_.service_view + page * page_size(); }
 
 bool Runtime::page_allocated(PageId page) const {
+  if (space_->windows().contains_page(page)) return true;
   if (page < space_->collective_capacity_pages()) return page < space_->collective_pages_used();
   return arena_->page_live(page - space_->arena_first_page(rank()));
 }
@@ -547,6 +550,7 @@ RankState Runtime::hang_snapshot() {
 
 bool Runtime::handle_fault(void *addr, bool is_write) {
   if (!space_->maybe_allocated((uintptr_t)addr)) return false;  // not ours: crash as usual
+  if (program_mode_ && stack_guard_fault(addr)) return false;
   PageId page = space_->page_of((uintptr_t)addr);
   Waiter w;
   WaitNote note{WaitKind::Fault, (uint64_t)(uintptr_t)addr, (uint64_t)space_->home_of(page)};
@@ -867,7 +871,9 @@ void Runtime::run_thread(uint64_t id, void *(*fn)(void *), void *arg) {
   platform::fault_signal_unblock();
   tl_thread_rank = rank();
   tl_thread_id = id;
-  void *ret = fn(arg);
+  bool exited = false;
+  void *ret = run_body(fn, arg, "agora thread " + std::to_string(id) + " on rank " + std::to_string(rank()),
+                       &exited);
   {
     std::lock_guard<std::mutex> g(lock_);
     threads_->exited(id, (uint64_t)(uintptr_t)ret);
