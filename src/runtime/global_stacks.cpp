@@ -57,7 +57,7 @@ bool Runtime::stack_guard_fault(void *addr) {
   fatal("stack overflow in %s: the access at %p is in the guard below its %llu-byte stack in "
         "global memory; raise AGORA_STACK (e.g. AGORA_STACK=%lluM)",
         it->second.c_str(), addr, (unsigned long long)config_.stack_bytes,
-        (unsigned long long)(config_.stack_bytes >> 20) * 4);
+        (unsigned long long)((config_.stack_bytes * 4 + (1 << 20) - 1) >> 20));
 }
 
 void *Runtime::run_body(void *(*fn)(void *), void *arg, const std::string &who, bool *exited) {
