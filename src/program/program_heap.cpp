@@ -35,6 +35,7 @@ Header *header_of(const void *p) { return (Header *)((uintptr_t)p - kHeader); }
 
 bool in_range(const void *p) {
   uintptr_t a = (uintptr_t)p;
+  if (a >= g_hi.load(std::memory_order_acquire)) return false;
   return a >= g_lo.load(std::memory_order_relaxed) && a < g_hi.load(std::memory_order_relaxed);
 }
 
@@ -71,20 +72,21 @@ bool valid_block(const void *p, const char *fn) {
 }
 }  // namespace
 
+namespace agora {
+// Called once Agora runs, before the program's code does.
+void program_heap_start(const AddressSpace &space) {
+  g_lo.store(space.base(), std::memory_order_relaxed);
+  g_hi.store(space.base() + space.size(), std::memory_order_release);
+}
+}  // namespace agora
+
 extern "C" {
 
 int agora_program_heap_active(void) {
   return agora::program_started() && !agora::program_finished() ? 1 : 0;
 }
 
-int agora_program_heap_owns(const void *p) {
-  if (g_hi.load(std::memory_order_relaxed) == 0 && agora::program_started()) {
-    const agora::AddressSpace &space = agora::api_runtime()->space();
-    g_lo.store(space.base(), std::memory_order_relaxed);
-    g_hi.store(space.base() + space.size(), std::memory_order_relaxed);
-  }
-  return in_range(p);
-}
+int agora_program_heap_owns(const void *p) { return in_range(p); }
 
 void *agora_program_malloc(size_t bytes) { return allocate(kHeader, bytes); }
 
