@@ -6,7 +6,7 @@
 # startup object, an OBJECT library linked into each executable itself.
 set(AGORA_PROGRAM_DIR ${PROJECT_SOURCE_DIR}/src/program)
 set(AGORA_PROGRAM_START_TARGET agora_program_start)
-set(AGORA_PROGRAM_START_INSTALLED agora-program-start.o)
+set(AGORA_PROGRAM_START_INSTALLED agora_program_start.o)  # agora-program.ld excludes *agora_program_start*
 
 function(agora_wrapper name compiler_var default_compiler)
   set(AGORA_WRAPPER_NAME ${name})

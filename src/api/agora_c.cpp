@@ -5,6 +5,8 @@
 #include <string>
 
 #include "agora/agora.h"
+#include "api/private_stack.h"
+#include "program/program_state.h"
 #include "common/log.h"
 #include "runtime/runtime.h"
 
@@ -33,9 +35,11 @@ namespace agora {
 // For the pthreads shim (pthread_shim.cpp).
 bool shim_runtime_live() { return g_rt && !Runtime::in_forked_child(); }
 int shim_lock_address(const void *address, bool lock) {
+  AGORA_ON_PRIVATE_STACK(shim_lock_address(address, lock));
   if (!g_rt) return AGORA_ERR_NOT_INITIALIZED;
   return lock ? g_rt->lock((uint64_t)(uintptr_t)address) : g_rt->unlock((uint64_t)(uintptr_t)address);
 }
+Runtime *api_runtime() { return g_rt; }
 }  // namespace agora
 
 #define RUNTIME_OR(fn, fail) \
@@ -46,6 +50,7 @@ extern "C" {
 
 int agora_init(int *argc, char ***argv) {
   if (forked_child("agora_init")) return AGORA_ERR_NOT_INITIALIZED;
+  if (g_rt && agora::program_started()) return AGORA_OK;  // started before main
   if (g_rt) {
     agora::log_error("agora_init called twice");
     return AGORA_ERR_INVALID_ARGUMENT;
@@ -57,6 +62,8 @@ int agora_init(int *argc, char ***argv) {
 }
 
 int agora_finalize(void) {
+  if (agora::program_started() && !agora::program_finishing()) return AGORA_OK;  // at exit
+  AGORA_ON_PRIVATE_STACK(agora_finalize());
   RUNTIME_OR("agora_finalize", AGORA_ERR_NOT_INITIALIZED);
   int status = rt->stop();
   g_rt = nullptr;
@@ -78,6 +85,7 @@ double agora_wtime(void) { return agora::platform::now_seconds(); }
 void *agora_alloc(size_t bytes) { return agora_alloc_placed(bytes, AGORA_PLACE_BLOCK, 0); }
 
 void *agora_alloc_placed(size_t bytes, agora_placement_t placement, int rank) {
+  AGORA_ON_PRIVATE_STACK(agora_alloc_placed(bytes, placement, rank));
   RUNTIME_OR("agora_alloc", nullptr);
   if (placement != AGORA_PLACE_BLOCK && placement != AGORA_PLACE_CYCLIC &&
       placement != AGORA_PLACE_RANK) {
@@ -94,11 +102,13 @@ void *agora_alloc_placed(size_t bytes, agora_placement_t placement, int rank) {
 }
 
 void *agora_malloc(size_t bytes) {
+  AGORA_ON_PRIVATE_STACK(agora_malloc(bytes));
   RUNTIME_OR("agora_malloc", nullptr);
   return rt->malloc_local(bytes);
 }
 
 void *agora_malloc_placed(size_t bytes, agora_placement_t placement, int rank) {
+  AGORA_ON_PRIVATE_STACK(agora_malloc_placed(bytes, placement, rank));
   RUNTIME_OR("agora_malloc_placed", nullptr);
   if (placement != AGORA_PLACE_BLOCK && placement != AGORA_PLACE_CYCLIC &&
       placement != AGORA_PLACE_RANK) {
@@ -115,6 +125,7 @@ void *agora_malloc_placed(size_t bytes, agora_placement_t placement, int rank) {
 }
 
 int agora_free(void *ptr) {
+  AGORA_ON_PRIVATE_STACK(agora_free(ptr));
   RUNTIME_OR("agora_free", AGORA_ERR_NOT_INITIALIZED);
   return rt->free_any(ptr);
 }
@@ -132,6 +143,7 @@ int agora_is_global(const void *ptr) {
 
 // call_site: the program's call, so that ranks' creations can be compared.
 static agora_lock_t *create_locks(size_t count, const void *call_site) {
+  AGORA_ON_PRIVATE_STACK(create_locks(count, call_site));
   RUNTIME_OR("agora_lock_create", nullptr);
   if (count == 0) {
     agora::log_error("agora_lock_array_create: count must be at least 1");
@@ -194,6 +206,7 @@ static bool lock_key(Runtime *rt, const char *fn, const agora_lock_t *lock, uint
 }
 
 int agora_lock(agora_lock_t *lock) {
+  AGORA_ON_PRIVATE_STACK(agora_lock(lock));
   RUNTIME_OR("agora_lock", AGORA_ERR_NOT_INITIALIZED);
   uint64_t key;
   if (!lock_key(rt, "agora_lock", lock, &key)) return AGORA_ERR_INVALID_ARGUMENT;
@@ -201,6 +214,7 @@ int agora_lock(agora_lock_t *lock) {
 }
 
 int agora_unlock(agora_lock_t *lock) {
+  AGORA_ON_PRIVATE_STACK(agora_unlock(lock));
   RUNTIME_OR("agora_unlock", AGORA_ERR_NOT_INITIALIZED);
   uint64_t key;
   if (!lock_key(rt, "agora_unlock", lock, &key)) return AGORA_ERR_INVALID_ARGUMENT;
@@ -208,6 +222,7 @@ int agora_unlock(agora_lock_t *lock) {
 }
 
 int agora_trylock(agora_lock_t *lock) {
+  AGORA_ON_PRIVATE_STACK(agora_trylock(lock));
   RUNTIME_OR("agora_trylock", AGORA_ERR_NOT_INITIALIZED);
   uint64_t key;
   if (!lock_key(rt, "agora_trylock", lock, &key)) return AGORA_ERR_INVALID_ARGUMENT;
@@ -215,11 +230,13 @@ int agora_trylock(agora_lock_t *lock) {
 }
 
 int agora_barrier(void) {
+  AGORA_ON_PRIVATE_STACK(agora_barrier());
   RUNTIME_OR("agora_barrier", AGORA_ERR_NOT_INITIALIZED);
   return rt->barrier();
 }
 
 int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op) {
+  AGORA_ON_PRIVATE_STACK(agora_reduce(buf, count, type, op));
   RUNTIME_OR("agora_reduce", AGORA_ERR_NOT_INITIALIZED);
   if ((type != AGORA_INT64 && type != AGORA_DOUBLE) ||
       (op != AGORA_SUM && op != AGORA_MIN && op != AGORA_MAX) || (!buf && count)) {
@@ -232,6 +249,7 @@ int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op) {
 // rank -1 with placed: the placement rule.
 static int thread_create(const char *fn_name, agora_thread_t *t, bool placed, int rank,
                          void *(*fn)(void *), void *arg) {
+  AGORA_ON_PRIVATE_STACK(thread_create(fn_name, t, placed, rank, fn, arg));
   RUNTIME_OR(fn_name, AGORA_ERR_NOT_INITIALIZED);
   if (!t || !fn) {
     agora::log_error("%s: %s is NULL", fn_name, !t ? "the thread handle" : "the function");
@@ -258,6 +276,7 @@ int agora_thread_create_on(agora_thread_t *t, int rank, void *(*fn)(void *), voi
 }
 
 int agora_thread_join(agora_thread_t t, void **ret) {
+  AGORA_ON_PRIVATE_STACK(agora_thread_join(t, ret));
   RUNTIME_OR("agora_thread_join", AGORA_ERR_NOT_INITIALIZED);
   if (t.rank < 0 || t.rank >= rt->nranks() || t.id == 0) {
     agora::log_error("agora_thread_join: (rank %d, id %llu) is not a thread handle (a failed create?)",
@@ -306,6 +325,7 @@ int agora_thread_barrier_init(agora_thread_barrier_t *b, unsigned count) {
 }
 
 int agora_thread_barrier_wait_count(agora_thread_barrier_t *b, unsigned count) {
+  AGORA_ON_PRIVATE_STACK(agora_thread_barrier_wait_count(b, count));
   RUNTIME_OR("agora_thread_barrier_wait", AGORA_ERR_NOT_INITIALIZED);
   if (!global_object(rt, "agora_thread_barrier_wait", b, sizeof *b)) return AGORA_ERR_INVALID_ARGUMENT;
   if (count == 0) {
@@ -342,6 +362,7 @@ int agora_cond_init(agora_cond_t *c) {
 }
 
 static int cond_wait(const char *fn, agora_cond_t *c, agora_lock_t *lock, double deadline) {
+  AGORA_ON_PRIVATE_STACK(cond_wait(fn, c, lock, deadline));
   RUNTIME_OR(fn, AGORA_ERR_NOT_INITIALIZED);
   uint64_t key;
   if (!global_object(rt, fn, c, sizeof *c) || !lock_key(rt, fn, lock, &key)) return AGORA_ERR_INVALID_ARGUMENT;
@@ -359,6 +380,7 @@ int agora_cond_timedwait(agora_cond_t *c, agora_lock_t *lock, double deadline) {
 }
 
 static int cond_signal(const char *fn, agora_cond_t *c, bool all) {
+  AGORA_ON_PRIVATE_STACK(cond_signal(fn, c, all));
   RUNTIME_OR(fn, AGORA_ERR_NOT_INITIALIZED);
   if (!global_object(rt, fn, c, sizeof *c)) return AGORA_ERR_INVALID_ARGUMENT;
   return rt->cond_signal((uint64_t)(uintptr_t)c, all);
@@ -374,6 +396,7 @@ int agora_cond_destroy(agora_cond_t *c) {
 }
 
 int agora_sem_init(agora_sem_t *s, unsigned value) {
+  AGORA_ON_PRIVATE_STACK(agora_sem_init(s, value));
   RUNTIME_OR("agora_sem_init", AGORA_ERR_NOT_INITIALIZED);
   if (!global_object(rt, "agora_sem_init", s, sizeof *s)) return AGORA_ERR_INVALID_ARGUMENT;
   if (value > agora::SemaphoreService::kMaxValue) {
@@ -391,21 +414,25 @@ int agora_sem_init(agora_sem_t *s, unsigned value) {
   uint64_t key = (uint64_t)(uintptr_t)s
 
 int agora_sem_wait(agora_sem_t *s) {
+  AGORA_ON_PRIVATE_STACK(agora_sem_wait(s));
   SEM_OBJECT("agora_sem_wait");
   return rt->sem_wait(key, false);
 }
 
 int agora_sem_trywait(agora_sem_t *s) {
+  AGORA_ON_PRIVATE_STACK(agora_sem_trywait(s));
   SEM_OBJECT("agora_sem_trywait");
   return rt->sem_wait(key, true);
 }
 
 int agora_sem_post(agora_sem_t *s) {
+  AGORA_ON_PRIVATE_STACK(agora_sem_post(s));
   SEM_OBJECT("agora_sem_post");
   return rt->sem_post(key);
 }
 
 int agora_sem_getvalue(agora_sem_t *s, int *value) {
+  AGORA_ON_PRIVATE_STACK(agora_sem_getvalue(s, value));
   SEM_OBJECT("agora_sem_getvalue");
   if (!value) {
     agora::log_error("agora_sem_getvalue: value is NULL");
@@ -415,6 +442,7 @@ int agora_sem_getvalue(agora_sem_t *s, int *value) {
 }
 
 int agora_sem_destroy(agora_sem_t *s) {
+  AGORA_ON_PRIVATE_STACK(agora_sem_destroy(s));
   SEM_OBJECT("agora_sem_destroy");
   return rt->sem_destroy(key);
 }
@@ -425,6 +453,7 @@ const char *agora_protocol_name(void) {
 }
 
 size_t agora_stats_json(char *buf, size_t size) {
+  AGORA_ON_PRIVATE_STACK(agora_stats_json(buf, size));
   RUNTIME_OR("agora_stats_json", 0);
   std::string s = rt->stats_json();
   if (buf && size) {

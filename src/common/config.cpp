@@ -12,7 +12,9 @@ namespace {
 // Every AGORA_* environment variable anything in Agora reads. A variable set
 // in the environment but missing here draws a warning, so a new variable
 // must be added here (and to tools/agorarun --help when it has a flag).
-const std::vector<std::string> kKnownVariables = {
+// init_priority: constructed before program mode starts Agora from a
+// constructor of priority 102 (src/program/program_start.c).
+__attribute__((init_priority(101))) const std::vector<std::string> kKnownVariables = {
     // runtime (config_from_env and the services it configures)
     "AGORA_PROTOCOL", "AGORA_MEMORY", "AGORA_STATS", "AGORA_STATS_JSON", "AGORA_SERVICE",
     "AGORA_SERVICE_SLEEP_US", "AGORA_DEBUG", "AGORA_THREADS_PER_RANK", "AGORA_INTERVALS",
@@ -20,6 +22,7 @@ const std::vector<std::string> kKnownVariables = {
     // the compiler wrappers agoracc / agoracxx (tools/agoracc.in): set in a
     // shell that also runs agorarun, they must not draw a warning
     "AGORA_CC", "AGORA_CXX", "AGORA_CC_MODE",
+    "AGORA_STACK",
     // simulator tests (tests/sim): replay of a seed
     "AGORA_SIM_SEED", "AGORA_SIM_SEEDS", "AGORA_SIM_POLICY",
 };
@@ -173,6 +176,16 @@ bool config_from_env(Config *out, std::string *error,
                (too_large ? " (the range is mapped twice, and a 128 TiB address space holds two "
                             "40 TiB ranges beside the program, its heap and libraries)"
                           : "; write e.g. 512M, 4G, 1T");
+      return false;
+    }
+  }
+  if (const char *v = env("AGORA_STACK")) {
+    // Program mode's stacks in global memory (main's and every agora
+    // thread's), each from its rank's share of AGORA_MEMORY.
+    bool parsed = parse_size(v, &c.stack_bytes);
+    if (!parsed || c.stack_bytes < (64u << 10) || c.stack_bytes > (1ull << 40)) {
+      *error = std::string("AGORA_STACK=") + v +
+               " is not a size between 64K and 1T; write e.g. 8M, 64M";
       return false;
     }
   }

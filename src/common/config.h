@@ -36,6 +36,7 @@ struct Config {
   // thread; 0 = the first of SIGRTMIN+5.. with the default action (the
   // runtime checks the real-time range, which only libc knows).
   uint32_t doorbell_signal = 0;
+  uint64_t stack_bytes = 8ull << 20;    // AGORA_STACK: program mode's stacks in global memory
 };
 
 // Fills *out from the environment. On a bad value returns false and sets

@@ -8,9 +8,11 @@ AddressSpace::AddressSpace(uintptr_t base, uint64_t total_bytes, size_t page_siz
   collective_pages_ = pages / 4;
   placed_pages_ = pages / 2 - collective_pages_;
   arena_pages_ = (pages - pages / 2) / (PageId)nranks;
+  windows_.reset(pages, page_size);
 }
 
 Rank AddressSpace::home_of(PageId p) const {
+  if (windows_.contains_page(p)) return ProgramWindows::kHome;
   if (p < collective_pages_used()) return runs_.find(p).home(p, nranks_);
   if (in_placed_region(p)) {
     CollectiveRun run;
@@ -25,6 +27,7 @@ Rank AddressSpace::home_of(PageId p) const {
 
 bool AddressSpace::maybe_allocated(uintptr_t addr) const {
   if (!contains(addr)) return false;
+  if (windows_.count() && windows_.contains(addr)) return true;
   PageId p = page_of(addr);
   if (p < collective_pages_) return p < collective_pages_used();
   if (in_placed_region(p)) {
@@ -35,7 +38,7 @@ bool AddressSpace::maybe_allocated(uintptr_t addr) const {
 }
 
 Rank AddressSpace::arena_owner(uintptr_t addr) const {
-  if (!contains(addr)) return -1;
+  if (!contains(addr) || (windows_.count() && windows_.contains(addr))) return -1;
   PageId p = page_of(addr);
   if (p < collective_pages_ + placed_pages_) return -1;
   PageId r = (p - collective_pages_ - placed_pages_) / arena_pages_;

@@ -7,6 +7,8 @@
 //                                     sequenced by rank 0 (the second quarter)
 //   arena(r) = [half + r*arena_bytes, +arena_bytes)
 //                                     rank r's agora_malloc heap, homed on r
+//   program windows (program mode)   the executable's .data/.bss, homed on
+//                                     rank 0, page ids after the range's
 //
 // Offsets are relative to the base address, which is the same in every rank.
 #pragma once
@@ -17,6 +19,7 @@
 #include "common/types.h"
 #include "memory/collective_runs.h"
 #include "memory/placed_runs.h"
+#include "memory/program_windows.h"
 
 namespace agora {
 
@@ -27,9 +30,21 @@ class AddressSpace {
   uintptr_t base() const { return base_; }
   uint64_t size() const { return total_; }
   size_t page_size() const { return page_; }
-  PageId page_of(uintptr_t addr) const { return (addr - base_) / page_; }
-  uintptr_t addr_of(PageId p) const { return base_ + p * page_; }
-  bool contains(uintptr_t addr) const { return addr >= base_ && addr < base_ + total_; }
+  PageId page_of(uintptr_t addr) const {
+    if (windows_.count() && windows_.contains(addr)) return windows_.page_of(addr);
+    return (addr - base_) / page_;
+  }
+  uintptr_t addr_of(PageId p) const {
+    if (windows_.contains_page(p)) return windows_.addr_of(p);
+    return base_ + p * page_;
+  }
+  bool contains(uintptr_t addr) const {
+    return (addr >= base_ && addr < base_ + total_) || (windows_.count() && windows_.contains(addr));
+  }
+  // Program mode: windows of the executable shared as global memory (their
+  // pages follow the range's). Added at init, before any access.
+  ProgramWindows &windows() { return windows_; }
+  const ProgramWindows &windows() const { return windows_; }
 
   // Home of a page that is part of the collective region in use, a live
   // placed run or an arena; -1 otherwise.
@@ -79,6 +94,7 @@ class AddressSpace {
   CollectiveRuns runs_;
   std::atomic<PageId> used_{0};
   PlacedRuns placed_;
+  ProgramWindows windows_;
 };
 
 }  // namespace agora

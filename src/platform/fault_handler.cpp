@@ -81,6 +81,19 @@ void end() {
 namespace {
 FaultCallback g_callback = nullptr;
 uintptr_t g_lo = 0, g_hi = 0;
+// Program mode's windows: published by g_extra_count after their bounds.
+constexpr int kMaxExtra = 4;
+uintptr_t g_extra_lo[kMaxExtra], g_extra_hi[kMaxExtra];
+std::atomic<int> g_extra_count{0};
+std::atomic<void (*)(void *)> g_hint{nullptr};
+
+bool ours(uintptr_t addr) {
+  if (addr >= g_lo && addr < g_hi) return true;
+  int n = g_extra_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i)
+    if (addr >= g_extra_lo[i] && addr < g_extra_hi[i]) return true;
+  return false;
+}
 
 void set_kernel_default() {
   struct sigaction dfl;
@@ -123,7 +136,7 @@ void chain_to_program(int sig, siginfo_t *info, void *context) {
 void on_sigsegv(int sig, siginfo_t *info, void *context) {
   int saved_errno = errno;
   uintptr_t addr = (uintptr_t)info->si_addr;
-  if (g_callback && info->si_code > 0 && addr >= g_lo && addr < g_hi) {
+  if (g_callback && info->si_code > 0 && ours(addr)) {
     auto *uc = (ucontext_t *)context;
     bool is_write = (uc->uc_mcontext.gregs[REG_ERR] & 0x2) != 0;  // x86-64 page-fault error code
     if (g_callback((void *)addr, is_write)) {
@@ -131,10 +144,23 @@ void on_sigsegv(int sig, siginfo_t *info, void *context) {
       return;
     }
   }
+  if (info->si_code > 0)
+    if (void (*hint)(void *) = g_hint.load(std::memory_order_acquire)) hint((void *)addr);
   chain_to_program(sig, info, context);
   errno = saved_errno;
 }
 }  // namespace
+
+bool fault_handler_add_range(uintptr_t lo, uintptr_t hi) {
+  int n = g_extra_count.load(std::memory_order_relaxed);
+  if (n == kMaxExtra) return false;
+  g_extra_lo[n] = lo;
+  g_extra_hi[n] = hi;
+  g_extra_count.store(n + 1, std::memory_order_release);
+  return true;
+}
+
+void fault_handler_set_hint(void (*hint)(void *addr)) { g_hint.store(hint, std::memory_order_release); }
 
 bool fault_handler_install(FaultCallback callback, uintptr_t lo, uintptr_t hi) {
   g_callback = callback;
@@ -143,7 +169,9 @@ bool fault_handler_install(FaultCallback callback, uintptr_t lo, uintptr_t hi) {
   struct sigaction sa, previous;
   std::memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_sigsegv;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  // SA_ONSTACK: threads on a stack in global memory have a private signal
+  // stack, and the handler (which runs the runtime) must use it.
+  sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
   if (chain::real_sigaction(SIGSEGV, &sa, &previous) != 0) return false;
   chain::begin(previous);
@@ -153,6 +181,8 @@ bool fault_handler_install(FaultCallback callback, uintptr_t lo, uintptr_t hi) {
 void fault_handler_uninstall() {
   chain::end();
   g_callback = nullptr;
+  g_hint.store(nullptr);
+  g_extra_count.store(0);
 }
 
 void fault_signal_unblock() {

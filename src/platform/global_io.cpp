@@ -46,14 +46,39 @@ size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FIL
 namespace agora::platform {
 namespace {
 
+// Bounce buffers come from libc's heap, found by name: a program built with
+// agoracc has its malloc & co routed to global memory by `ld --wrap`, which
+// also rewrites this object's calls (a bounce buffer must stay private).
+void *private_aligned_alloc(size_t alignment, size_t bytes) {
+  static auto fn = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
+  return fn ? fn(alignment, bytes) : nullptr;
+}
+void private_free(void *p) {
+  static auto fn = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+  if (p && fn) fn(p);
+}
+
 std::atomic<uintptr_t> g_lo{0}, g_hi{0};
 std::atomic<RangeUsable> g_usable{nullptr};
+
+// Program mode's windows (global_io_add_range), published by g_extra_count.
+constexpr int kMaxExtra = 4;
+uintptr_t g_extra_lo[kMaxExtra], g_extra_hi[kMaxExtra];
+std::atomic<int> g_extra_count{0};
+
+inline bool overlaps(uintptr_t a, size_t n, uintptr_t lo, uintptr_t hi) {
+  return n != 0 && a < hi && (a >= lo || n > lo - a);
+}
 
 // The one check every call pays.
 inline bool touches_global(const void *buf, size_t n) {
   uintptr_t a = (uintptr_t)buf, lo = g_lo.load(std::memory_order_relaxed),
             hi = g_hi.load(std::memory_order_relaxed);
-  return n != 0 && a < hi && (a >= lo || n > lo - a);
+  if (overlaps(a, n, lo, hi)) return true;
+  int extra = g_extra_count.load(std::memory_order_acquire);
+  for (int i = 0; i < extra; ++i)
+    if (overlaps(a, n, g_extra_lo[i], g_extra_hi[i])) return true;
+  return false;
 }
 
 bool usable(const void *buf, size_t n) {
@@ -108,11 +133,11 @@ class Bounce {
     if (offset + n <= sizeof small_) {
       data_ = small_ + offset;
     } else if (n <= SIZE_MAX - 2 * kPageSize) {
-      heap_ = (char *)std::aligned_alloc(kPageSize, (offset + n + kPageSize - 1) / kPageSize * kPageSize);
+      heap_ = (char *)private_aligned_alloc(kPageSize, (offset + n + kPageSize - 1) / kPageSize * kPageSize);
       data_ = heap_ ? heap_ + offset : nullptr;
     }
   }
-  ~Bounce() { std::free(heap_); }
+  ~Bounce() { private_free(heap_); }
   Bounce(const Bounce &) = delete;
   Bounce &operator=(const Bounce &) = delete;
   char *data() const { return data_; }
@@ -172,8 +197,8 @@ struct IovecBounce {
     // Each piece keeps its segment's offset within a page (alignment rules
     // hold as for the segment): at most a page of padding per segment.
     size_t bytes = (global_bytes + 2 * kPageSize * (size_t)count + kPageSize - 1) / kPageSize * kPageSize;
-    iov = (iovec *)std::malloc(sizeof(iovec) * count);
-    data = (char *)std::aligned_alloc(kPageSize, bytes);
+    iov = (iovec *)private_aligned_alloc(alignof(std::max_align_t), sizeof(iovec) * count);
+    data = (char *)private_aligned_alloc(kPageSize, bytes);
     if (!iov || !data) return NoMemory;
     size_t at = 0;
     for (int i = 0; i < count; ++i) {
@@ -197,8 +222,8 @@ struct IovecBounce {
     }
   }
   ~IovecBounce() {
-    std::free(iov);
-    std::free(data);
+    private_free(iov);
+    private_free(data);
   }
 };
 
@@ -279,8 +304,17 @@ void global_io_enable(uintptr_t lo, uintptr_t hi, RangeUsable check) {
   g_hi.store(hi, std::memory_order_release);
 }
 
+void global_io_add_range(uintptr_t lo, uintptr_t hi) {
+  int n = g_extra_count.load(std::memory_order_relaxed);
+  if (n == kMaxExtra) return;
+  g_extra_lo[n] = lo;
+  g_extra_hi[n] = hi;
+  g_extra_count.store(n + 1, std::memory_order_release);
+}
+
 void global_io_disable() {
   g_hi.store(0, std::memory_order_release);
+  g_extra_count.store(0, std::memory_order_release);
   g_lo.store(0, std::memory_order_relaxed);
 }
 

@@ -37,6 +37,7 @@ struct GlobalRange {
   std::byte *app_view = nullptr;      // fixed address, protection per page
   std::byte *service_view = nullptr;  // same memory, always read-write
   size_t size = 0;
+  size_t extra = 0;                   // service view beyond size (vm_grow)
   int fd = -1;
 };
 
@@ -45,6 +46,28 @@ struct GlobalRange {
 // the application view.
 bool vm_reserve(uintptr_t base, size_t size, GlobalRange *out, std::string *error);
 void vm_release(GlobalRange *range);
+// Program mode (program_vm_linux.cpp). Grows the memory object by `bytes`
+// after the range (the service view grows with it and may move), for pages
+// that live elsewhere in the application's address space.
+bool vm_grow(GlobalRange *range, size_t bytes, std::string *error);
+// Maps the memory object at file offset `offset` over [addr, addr+len)
+// (page aligned, replacing what is there) with no access: the window's
+// protection then follows the protocol like the range's.
+bool vm_map_window(const GlobalRange &range, uintptr_t addr, size_t len, uint64_t offset,
+                   std::string *error);
+// A private stack for signal handlers on the calling thread (sigaltstack),
+// so that the fault handler never runs on a stack in global memory;
+// alt_signal_stack_remove frees it. Handlers are installed with SA_ONSTACK.
+bool alt_signal_stack_install(size_t bytes, std::string *error);
+void alt_signal_stack_remove();
+// Runs fn(arg) on the stack whose top (highest address) is stack_top and
+// returns its result on the caller's stack (call_on_stack_x86_64.cpp).
+extern "C" void *agora_platform_call_on_stack(void *(*fn)(void *), void *arg, void *stack_top);
+inline void *call_on_stack(void *(*fn)(void *), void *arg, void *stack_top) {
+  return agora_platform_call_on_stack(fn, arg, stack_top);
+}
+// The current stack pointer (near enough: the caller's frame).
+inline uintptr_t stack_pointer() { return (uintptr_t)__builtin_frame_address(0); }
 
 // What bounds the global range in this process (vm_room_linux.cpp).
 struct VmRoom {
@@ -92,12 +115,22 @@ bool fork_child_hook_install(void (*child)(), std::string *error);
 using RangeUsable = bool (*)(uintptr_t addr, size_t len);
 void global_io_enable(uintptr_t lo, uintptr_t hi, RangeUsable usable);
 void global_io_disable();
+// One more range (program mode's windows) treated like [lo, hi); at most 4.
+void global_io_add_range(uintptr_t lo, uintptr_t hi);
 
 // Called with the faulting address; returns true if it made the access
 // possible (the instruction is retried), false if the fault is not ours.
 using FaultCallback = bool (*)(void *addr, bool is_write);
 bool fault_handler_install(FaultCallback callback, uintptr_t lo, uintptr_t hi);
 void fault_handler_uninstall();
+// More ranges the handler passes to the callback (program mode's shared
+// windows of the executable's .data/.bss); at most 4, added before threads
+// fault on them.
+bool fault_handler_add_range(uintptr_t lo, uintptr_t hi);
+// Called (from the handler) with the address of a fault the callback did not
+// take, before the program's action runs: program mode's hint that a private
+// pointer may have crossed ranks. nullptr: none.
+void fault_handler_set_hint(void (*hint)(void *addr));
 // A thread started while its creator was inside the fault handler (a
 // faulting thread handles messages while it waits) inherits SIGSEGV
 // blocked, and its first fault would kill the process: threads the runtime

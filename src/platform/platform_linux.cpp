@@ -92,7 +92,7 @@ bool vm_reserve(uintptr_t base, size_t size, GlobalRange *out, std::string *erro
 void vm_release(GlobalRange *range) {
   if (!range->app_view) return;
   munmap(range->app_view, range->size);
-  munmap(range->service_view, range->size);
+  munmap(range->service_view, range->size + range->extra);
   close(range->fd);
   *range = GlobalRange{};
 }

@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "runtime/oversubscription.h"
+#include "runtime/program_request.h"
 
 namespace agora {
 
@@ -34,7 +35,7 @@ bool io_range_usable(uintptr_t addr, size_t len) {
   if (!rt) return false;
   const AddressSpace &space = rt->space();
   uintptr_t end = addr + len;  // callers pass len > 0
-  if (addr < space.base() || end > space.base() + space.size() || end < addr) return false;
+  if (end < addr) return false;  // (maybe_allocated below covers program mode's windows)
   for (uintptr_t a = addr & ~(uintptr_t)(space.page_size() - 1); a < end; a += space.page_size())
     if (!space.maybe_allocated(a)) return false;
   return true;
@@ -161,6 +162,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   // the protocol allows its home pages.
   platform::vm_protect((void *)space_->addr_of(space_->arena_first_page(rank())),
                        space_->arena_pages() * page, engine_->home_access());
+  if (program_request() && !setup_program_windows(error)) return false;
 
   locks_.emplace(*this);
   locks_->attach(engine_.get());
@@ -337,6 +339,7 @@ void Runtime::set_access(PageId page, Access access) {
 std::byte *Runtime::frame(PageId page) { return range_.service_view + page * page_size(); }
 
 bool Runtime::page_allocated(PageId page) const {
+  if (space_->windows().contains_page(page)) return true;
   if (page < space_->collective_capacity_pages()) return page < space_->collective_pages_used();
   if (space_->in_placed_region(page)) {
     CollectiveRun run;
@@ -586,6 +589,7 @@ RankState Runtime::hang_snapshot() {
 
 bool Runtime::handle_fault(void *addr, bool is_write) {
   if (!space_->maybe_allocated((uintptr_t)addr)) return false;  // not ours: crash as usual
+  if (program_mode_ && stack_guard_fault(addr)) return false;
   PageId page = space_->page_of((uintptr_t)addr);
   Waiter w;
   WaitNote note{WaitKind::Fault, (uint64_t)(uintptr_t)addr, (uint64_t)space_->home_of(page)};
@@ -709,8 +713,14 @@ int Runtime::free_any(void *ptr) {
   }
   Waiter w;
   WaitNote note{WaitKind::Free, (uint64_t)owner};
+  // The free is a release to the owner: under hlrc this rank's writes to the
+  // block (a header, the data) still wait here as twins, and a diff arriving
+  // after the owner has handed the memory out again would overwrite the new
+  // block. So they reach the home first.
   return noted_wait(note, w, [&] {
-    send_request(owner, {Channel::Memory, kFreeRequest, 0, offset, (uint64_t)(uintptr_t)&w, 0});
+    engine_->release([this, owner, offset, waiter = &w] {
+      send_request(owner, {Channel::Memory, kFreeRequest, 0, offset, (uint64_t)(uintptr_t)waiter, 0});
+    });
     return 0;
   });
 }
@@ -891,7 +901,10 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
     if (placed) {
       live = placed_live_.size();
       if (live >= (size_t)thread_slots()) return -9;
-      target = (Rank)((threads_placed_++ / config_.threads_per_rank) % nranks());
+      // In program mode main holds rank 0's first slot (SPLASH codes run the
+      // worker in main too): the first thread goes to the next slot.
+      uint64_t slot = threads_placed_++ + (program_mode_ && rank() == 0 ? 1 : 0);
+      target = (Rank)((slot / config_.threads_per_rank) % nranks());
     }
     note.a = (uint64_t)target;
     threads_->create(target, {ref.data(), ref.size()}, (uint64_t)(uintptr_t)arg, &op);
@@ -944,7 +957,9 @@ void Runtime::run_thread(uint64_t id, void *(*fn)(void *), void *arg) {
   platform::fault_signal_unblock();
   tl_thread_rank = rank();
   tl_thread_id = id;
-  void *ret = fn(arg);
+  bool exited = false;
+  void *ret = run_body(fn, arg, "agora thread " + std::to_string(id) + " on rank " + std::to_string(rank()),
+                       &exited);
   {
     std::lock_guard<std::mutex> g(lock_);
     threads_->exited(id, (uint64_t)(uintptr_t)ret);

@@ -14,6 +14,7 @@
 #pragma once
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -99,6 +100,15 @@ class Runtime final : public EngineHost {
   uint64_t thread_self() const;
   // Keys that are addresses (address-named objects) are managed at their page's home.
   Rank manager_of_key(uint64_t key) const;
+  // Program mode (docs/programs.md): the executable's globals are global
+  // memory (program_windows_setup.cpp) and bodies run on global stacks.
+  bool program_mode() const { return program_mode_; }
+  // Runs an agora thread's or main's body fn(arg) (global_stacks.cpp): on a
+  // stack in global memory in program mode; *exited says it ended with
+  // agora_thread_exit, whose value it returns.
+  void *run_body(void *(*fn)(void *), void *arg, const std::string &who, bool *exited);
+  // After stop(): rank 0 opens the windows for the program's exit handlers.
+  void open_program_windows_after_stop();
   const Config &config() const { return config_; }
   const AddressSpace &space() const { return *space_; }
   std::string stats_json() const { return stats_.to_json(); }
@@ -163,6 +173,13 @@ class Runtime final : public EngineHost {
   bool wait_until(Waiter &w, double deadline);
   static uint64_t thread_token();  // names the calling thread within the rank (lock holders)
   int sync_op(WaitKind kind, uint64_t object, const std::function<void(Waiter *)> &start);
+
+  bool setup_program_windows(std::string *error);
+  // A fault in the guard below a global stack: fatal, naming the thread.
+  bool stack_guard_fault(void *addr);
+  bool program_mode_ = false;
+  std::mutex guards_mutex_;
+  std::map<uintptr_t, std::string> guards_;  // guard address -> whose stack
 
   Config config_;
   MpiTransport transport_;

@@ -55,7 +55,7 @@ grep -q "PASS hello_agora on 2 ranks" "$work/pkg_config.out" || fail "pkg-config
 # without the program-mode files; linking works when they are installed.
 flags=$("$P/bin/agoracc" --showme:link)
 for want in "-no-pie" "-Wl,-T,$P/lib/agora/agora-program.ld" "-Wl,@$P/lib/agora/agora-program.wrap" \
-            "$P/lib/agora/agora-program-start.o" "-L$P/lib" "-lagora" "-Wl,-rpath,$P/lib"; do
+            "$P/lib/agora/agora_program_start.o" "-L$P/lib" "-lagora" "-Wl,-rpath,$P/lib"; do
   case " $flags " in *" $want "*) ;; *) fail "agoracc --showme:link lacks $want: $flags" ;; esac
 done
 [ "$("$P/bin/agoracc" --showme:compile)" = "-I$P/include -pthread -fno-pie" ] || fail "agoracc --showme:compile: $("$P/bin/agoracc" --showme:compile)"
@@ -67,13 +67,13 @@ done
 # 5. PARMACS: a SPLASH-style program through the installed m4 file and header.
 m4 "$P/share/agora/c.m4.agora" "$source/tests/parmacs/phases.C" > "$work/phases.c" || fail "m4 c.m4.agora"
 "$P/bin/agoracc" -Wall -Wextra -Werror -c "$work/phases.c" -o "$work/phases.o" || fail "agoracc -c phases.c"
-if [ -f "$P/lib/agora/agora-program-start.o" ]; then
+if [ -f "$P/lib/agora/agora_program_start.o" ]; then
   "$P/bin/agoracc" -o "$work/phases" "$work/phases.o" || fail "agoracc -o phases (program mode link)"
   "$P/bin/agorarun" -n 2 --threads-per-rank 2 --timeout 60 "$work/phases" 4 splash3 > "$work/phases.out" 2>&1 \
     || { cat "$work/phases.out"; fail "phases did not run"; }
   grep -q "PASS phases P=4 splash3" "$work/phases.out" || fail "phases"
   echo "program mode: phases built and run from the installed prefix"
 else
-  echo "program mode: not in this build (no agora-program-start.o); its link and run are skipped"
+  echo "program mode: not in this build (no agora_program_start.o); its link and run are skipped"
 fi
 echo "PASS install"

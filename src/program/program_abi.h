@@ -1,0 +1,38 @@
+/* Between the startup object (program_start.c, linked into the executable
+ * of a program built with agoracc) and the library. Internal: not part of
+ * the API, may change with any version. */
+#ifndef AGORA_PROGRAM_ABI_H
+#define AGORA_PROGRAM_ABI_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Before main (constructor): starts Agora in program mode with the
+ * executable's shared windows. Returns on rank 0 only; other ranks serve and
+ * run threads placed on them, then end the process. */
+void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t data_hi,
+                         uintptr_t bss_lo, uintptr_t bss_hi);
+/* Runs main on a stack in global memory, with argv and envp copied into
+ * global memory; ends the process with main's status (never returns). */
+void agora_program_main(int (*real_main)(int, char **, char **), int argc, char **argv,
+                        char **envp);
+/* exit(status) by the program: returns if the real exit should proceed. */
+void agora_program_exit(int status);
+
+/* The heap: active once Agora runs in program mode. */
+int agora_program_heap_active(void);
+int agora_program_heap_owns(const void *p); /* allocated by agora_program_malloc & co */
+void *agora_program_malloc(size_t bytes);
+void *agora_program_calloc(size_t n, size_t size);
+void *agora_program_realloc(void *p, size_t bytes); /* p owned or NULL */
+void *agora_program_memalign(size_t alignment, size_t bytes);
+void agora_program_free(void *p);
+size_t agora_program_usable_size(const void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,153 @@
+// Program mode (docs/programs.md): Agora starts before main in a program
+// built with agoracc; rank 0 runs main on a stack in global memory, the
+// other ranks serve and run the threads placed on them; the job ends when
+// main does (exit, or return from main).
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+#include "agora/agora.h"
+#include "api/private_stack.h"
+#include "common/log.h"
+#include "program/program_abi.h"
+#include "program/program_state.h"
+#include "runtime/global_stacks.h"
+#include "runtime/program_request.h"
+#include "runtime/runtime.h"
+
+namespace agora {
+Runtime *api_runtime();  // agora_c.cpp
+void program_heap_start(const AddressSpace &space);  // program_heap.cpp
+
+namespace {
+std::atomic<bool> g_started{false}, g_finishing{false}, g_finished{false};
+thread_local bool tl_main = false;  // the thread running main (rank 0)
+
+struct MainCall {
+  int (*real_main)(int, char **, char **);
+  int argc;
+  char **argv, **envp;
+  bool exit_called;
+  int exit_status;
+};
+MainCall g_main;
+
+void *main_body(void *) {
+  return (void *)(intptr_t)g_main.real_main(g_main.argc, g_main.argv, g_main.envp);
+}
+
+// A vector of strings copied into global memory (one block), so that
+// threads on other ranks can read argv[i].
+char **copy_strings(char **strings, int count) {
+  size_t bytes = (size_t)(count + 1) * sizeof(char *);
+  for (int i = 0; i < count; ++i) bytes += std::strlen(strings[i]) + 1;
+  auto **copy = (char **)agora_malloc(bytes);
+  if (!copy) fatal("cannot copy main's arguments (%zu bytes) into global memory", bytes);
+  char *text = (char *)(copy + count + 1);
+  for (int i = 0; i < count; ++i) {
+    size_t n = std::strlen(strings[i]) + 1;
+    std::memcpy(text, strings[i], n);
+    copy[i] = text;
+    text += n;
+  }
+  copy[count] = nullptr;
+  return copy;
+}
+
+// Rank 0's exit handler (registered before the program's own, so it runs
+// after them): ends the job for every rank.
+void finish_job(int status, void *) {
+  if (g_finished.load() || !g_started.load()) return;
+  if (platform::thread_id() != platform::process_id()) {
+    log_error("exit(%d) called by a thread other than main on rank 0, outside the program's own "
+              "code; the job ends without finishing its threads",
+              status);
+    return;
+  }
+  Runtime *rt = api_runtime();
+  auto finish = [&] {
+    g_finishing.store(true);
+    agora_finalize();
+    if (rt) rt->open_program_windows_after_stop();
+    g_finished.store(true);
+  };
+  if (on_global_stack()) {
+    // exit() reached from main's stack without the program's own call (a
+    // library's): that stack is gone after finalize, so end here.
+    on_private_stack([&] {
+      finish();
+      std::fflush(nullptr);
+      _exit(status);
+    });
+  }
+  finish();
+}
+}  // namespace
+
+bool program_started() { return g_started.load(std::memory_order_relaxed); }
+bool program_finishing() { return g_finishing.load(std::memory_order_relaxed); }
+bool program_finished() { return g_finished.load(std::memory_order_relaxed); }
+
+}  // namespace agora
+
+using namespace agora;
+
+extern "C" {
+
+void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t data_hi,
+                         uintptr_t bss_lo, uintptr_t bss_hi) {
+  ProgramRequest request;
+  request.data_lo = data_lo;
+  request.data_hi = data_hi;
+  request.bss_lo = bss_lo;
+  request.bss_hi = bss_hi;
+  program_request_set(request);
+  agora_init(&argc, &argv);  // exits on failure
+  program_heap_start(api_runtime()->space());
+  g_started.store(true);
+  if (agora_rank() != 0) {
+    // Serve, and run the threads placed here, until the job ends.
+    g_finishing.store(true);
+    int status = agora_finalize();
+    g_finished.store(true);
+    std::fflush(nullptr);
+    _exit(status == AGORA_OK ? 0 : 1);
+  }
+  on_exit(finish_job, nullptr);
+}
+
+void agora_program_main(int (*real_main)(int, char **, char **), int argc, char **argv,
+                        char **envp) {
+  Runtime *rt = api_runtime();
+  int envc = 0;
+  while (envp && envp[envc]) ++envc;
+  g_main = MainCall{real_main, argc, copy_strings(argv, argc), copy_strings(envp, envc), false, 0};
+  tl_main = true;
+  bool exited = false;
+  void *ret = rt->run_body(main_body, nullptr, "main", &exited);
+  tl_main = false;
+  // agora_thread_exit from main: pthread_exit semantics, the job ends once
+  // every thread has (the exit handler waits for them) with status 0.
+  int status = g_main.exit_called ? g_main.exit_status : exited ? 0 : (int)(intptr_t)ret;
+  std::exit(status);
+}
+
+void agora_program_exit(int status) {
+  if (!g_started.load() || g_finished.load()) return;
+  if (tl_main && in_body()) {
+    // Leave main's global stack first: the job ends on the private one.
+    g_main.exit_called = true;
+    g_main.exit_status = status;
+    body_exit(nullptr);
+  }
+  if (in_body())
+    fatal("exit(%d) called by an agora thread: in a program built with agoracc only main ends "
+          "the program (return from the thread, or agora_thread_exit); the job ends",
+          status);
+}
+
+int agora_program_mode(void) { return program_started() ? 1 : 0; }
+
+}  // extern "C"

@@ -1,0 +1,12 @@
+// Program mode as the API layer sees it (program_mode.cpp).
+#pragma once
+
+namespace agora {
+// Agora was started before main by a program built with agoracc.
+bool program_started();
+// The job is ending (exit on rank 0, or a serving rank's end): the next
+// agora_finalize is the real one.
+bool program_finishing();
+// The job has ended here: the program's heap is libc's again.
+bool program_finished();
+}  // namespace agora
