@@ -128,9 +128,10 @@ int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op);
  * fn must be a function of the program (or of a library loaded on every
  * rank); it is found on the target rank by module and offset, so ASLR does
  * not matter. arg and the return value travel as 64 bits, verbatim: pass
- * integers or pointers to global memory, never pointers to a stack or to
- * malloc'd memory (they mean nothing on another rank). A thread ends by
- * returning from fn (not pthread_exit). */
+ * integers or pointers to global memory; pointers to a stack or to malloc'd
+ * memory mean nothing on another rank, except in a program built with
+ * agoracc, where stacks and malloc'd memory are global memory. A thread ends
+ * by returning from fn or with agora_thread_exit. */
 typedef struct agora_thread {
     int32_t rank; /* where the thread runs */
     uint32_t pad;
@@ -139,7 +140,10 @@ typedef struct agora_thread {
 
 /* Starts fn(arg). The k-th thread created by this rank with
  * agora_thread_create (k = 0, 1, ...) runs on rank (k / T) % N, where T is
- * AGORA_THREADS_PER_RANK (default 1) and N the number of ranks. Returns once
+ * AGORA_THREADS_PER_RANK (default 1) and N the number of ranks (on rank 0 of
+ * a program built with agoracc main holds the first slot: rank ((k+1) / T) % N).
+ * At most N x T threads this rank placed by that rule may be unjoined at once
+ * (AGORA_ERR_MISUSE beyond, with a message naming the slots). Returns once
  * the target rank has started it; on error *t is a handle of no thread. */
 int agora_thread_create(agora_thread_t *t, void *(*fn)(void *), void *arg);
 /* The same on an explicit rank (does not count towards k above). A rank

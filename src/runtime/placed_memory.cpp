@@ -79,10 +79,16 @@ int Runtime::free_placed(uintptr_t addr) {
   }
   PlacedRequest req;
   WaitNote note{WaitKind::Placed, 1};
+  // A release first: under hlrc diffs this rank sent earlier (another
+  // thread's release may have carried writes to these pages) must reach
+  // their homes before the homes forget the pages, or they would arrive for
+  // memory that is gone or already handed out again.
   int status = noted_wait(note, req.w, [&] {
     uint64_t token = (uint64_t)(uintptr_t)&req;
-    if (rank() == 0) placed_sequence_free(0, token, first);
-    else send_request(0, {Channel::Memory, kPlacedFree, 0, first, token, 0});
+    engine_->release([this, token, first] {
+      if (rank() == 0) placed_sequence_free(0, token, first);
+      else send_request(0, {Channel::Memory, kPlacedFree, 0, first, token, 0});
+    });
     return 0;
   });
   if (status == 1) {

@@ -335,9 +335,12 @@ int main(int argc, char **argv) {
             CHECK(pthread_cond_timedwait(&c->pcond, &c->mutex, &ts) == ETIMEDOUT, "cond_timedwait");
             pthread_mutex_unlock(&c->mutex);
         } else if (!strcmp(mode, "misuse")) {
-            agora_lock_t private_lock = AGORA_LOCK_INITIALIZER;
+            /* Thread-local storage is private memory in every model (this
+             * program is built in program mode, where main's stack and
+             * globals are global memory). */
+            static __thread agora_lock_t private_lock = AGORA_LOCK_INITIALIZER;
             CHECK(agora_lock(&private_lock) == AGORA_ERR_INVALID_ARGUMENT, "a zero lock in private memory");
-            agora_sem_t private_sem;
+            static __thread agora_sem_t private_sem;
             CHECK(agora_sem_init(&private_sem, 1) == AGORA_ERR_INVALID_ARGUMENT, "a private semaphore");
             CHECK(agora_thread_barrier_wait(&c->barrier) == AGORA_ERR_INVALID_ARGUMENT, "uninitialised barrier");
             CHECK(agora_thread_barrier_wait_count(&c->counted, (unsigned)slots + 1) == AGORA_ERR_INVALID_ARGUMENT,
