@@ -22,7 +22,7 @@ __attribute__((init_priority(101))) const std::vector<std::string> kKnownVariabl
     // the compiler wrappers agoracc / agoracxx (tools/agoracc.in): set in a
     // shell that also runs agorarun, they must not draw a warning
     "AGORA_CC", "AGORA_CXX", "AGORA_CC_MODE",
-    "AGORA_STACK",
+    "AGORA_STACK", "AGORA_HEAP",
     // simulator tests (tests/sim): replay of a seed
     "AGORA_SIM_SEED", "AGORA_SIM_SEEDS", "AGORA_SIM_POLICY",
 };
@@ -207,6 +207,13 @@ bool config_from_env(Config *out, std::string *error,
     if (!parse_choice<WaitMode>("AGORA_WAIT", v,
                                 {{"auto", WaitMode::Auto}, {"spin", WaitMode::Spin}, {"block", WaitMode::Block}},
                                 "a wait mode", &c.wait, error))
+      return false;
+  }
+  if (const char *v = env("AGORA_HEAP")) {
+    if (!parse_choice<HeapPlacement>("AGORA_HEAP", v,
+                                     {{"local", HeapPlacement::Local}, {"block", HeapPlacement::Block},
+                                      {"cyclic", HeapPlacement::Cyclic}},
+                                     "a heap placement", &c.heap, error))
       return false;
   }
   if (const char *v = env("AGORA_INTERVALS")) {

@@ -19,6 +19,12 @@ enum class IntervalPolicy { Lazy, Aggressive };
 // The largest AGORA_MEMORY accepted (see config.cpp for why).
 constexpr uint64_t kMaxMemoryBytes = 40ull << 40;
 
+enum class HeapPlacement : uint8_t { Local, Block, Cyclic };
+// The smallest malloc that AGORA_HEAP=block|cyclic spreads over the ranks:
+// smaller blocks stay on the calling rank (a placed allocation costs a round
+// of messages to every rank).
+constexpr uint64_t kHeapPlacedMin = 1ull << 20;
+
 struct Config {
   std::string protocol = "sc";          // AGORA_PROTOCOL
   uint64_t memory_bytes = 4ull << 30;   // AGORA_MEMORY (global range, all ranks together)
@@ -37,6 +43,10 @@ struct Config {
   // runtime checks the real-time range, which only libc knows).
   uint32_t doorbell_signal = 0;
   uint64_t stack_bytes = 8ull << 20;    // AGORA_STACK: program mode's stacks in global memory
+  // AGORA_HEAP: where program mode puts the program's large malloc'd blocks
+  // (kHeapPlacedMin and up): on the calling rank (local), or spread like
+  // agora_malloc_placed's block or cyclic placement.
+  HeapPlacement heap = HeapPlacement::Local;
 };
 
 // Fills *out from the environment. On a bad value returns false and sets

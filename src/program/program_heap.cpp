@@ -30,6 +30,7 @@ struct Header {  // just below the pointer the program gets
 static_assert(sizeof(Header) == kHeader, "the header keeps 16-byte alignment");
 
 std::atomic<uintptr_t> g_lo{0}, g_hi{0};  // the global range, once started
+std::atomic<agora::HeapPlacement> g_heap{agora::HeapPlacement::Local};  // AGORA_HEAP
 
 Header *header_of(const void *p) { return (Header *)((uintptr_t)p - kHeader); }
 
@@ -46,7 +47,13 @@ void *allocate(size_t alignment, size_t bytes) {
     errno = ENOMEM;
     return nullptr;
   }
-  void *block = agora_malloc(bytes + extra);
+  void *block = nullptr;
+  agora::HeapPlacement heap = g_heap.load(std::memory_order_relaxed);
+  if (heap != agora::HeapPlacement::Local && bytes >= agora::kHeapPlacedMin)
+    block = agora_malloc_placed(bytes + extra,
+                                heap == agora::HeapPlacement::Block ? AGORA_PLACE_BLOCK : AGORA_PLACE_CYCLIC, 0);
+  else
+    block = agora_malloc(bytes + extra);
   if (!block) {
     errno = ENOMEM;
     return nullptr;
@@ -74,7 +81,8 @@ bool valid_block(const void *p, const char *fn) {
 
 namespace agora {
 // Called once Agora runs, before the program's code does.
-void program_heap_start(const AddressSpace &space) {
+void program_heap_start(const AddressSpace &space, HeapPlacement heap) {
+  g_heap.store(heap, std::memory_order_relaxed);
   g_lo.store(space.base(), std::memory_order_relaxed);
   g_hi.store(space.base() + space.size(), std::memory_order_release);
 }

@@ -19,7 +19,7 @@
 
 namespace agora {
 Runtime *api_runtime();  // agora_c.cpp
-void program_heap_start(const AddressSpace &space);  // program_heap.cpp
+void program_heap_start(const AddressSpace &space, HeapPlacement heap);  // program_heap.cpp
 
 namespace {
 std::atomic<bool> g_started{false}, g_finishing{false}, g_finished{false};
@@ -105,7 +105,7 @@ void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t dat
   request.bss_hi = bss_hi;
   program_request_set(request);
   agora_init(&argc, &argv);  // exits on failure
-  program_heap_start(api_runtime()->space());
+  program_heap_start(api_runtime()->space(), api_runtime()->config().heap);
   g_started.store(true);
   if (agora_rank() != 0) {
     // Serve, and run the threads placed here, until the job ends.

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_THREADS 64
@@ -87,10 +88,13 @@ int main(int argc, char **argv) {
         return 2;
     }
     pthread_barrier_init(&built, NULL, nthreads);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     pthread_t tid[MAX_THREADS];
     for (long t = 0; t < nthreads; t++)
         if (pthread_create(&tid[t], NULL, worker, (void *)t) != 0) { perror("pthread_create"); return 1; }
     for (int t = 0; t < nthreads; t++) pthread_join(tid[t], NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     long total = 0, expect = 0;
     for (int t = 0; t < nthreads; t++) {
         total += checked[t];
@@ -100,6 +104,7 @@ int main(int argc, char **argv) {
     int ok = failures == 0 && total == expect;
     printf("malloc_pass nodes=%ld threads=%d: %s (sum %ld expected %ld, failures %ld)\n", per_thread,
            nthreads, ok ? "ok" : "WRONG", total, expect, failures);
+    printf("parallel_s=%.6f\n", (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
     pthread_barrier_destroy(&built);
     return ok ? 0 : 1;
 }

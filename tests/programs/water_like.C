@@ -14,7 +14,7 @@ MAIN_ENV
 #include <string.h>
 
 #define MAXPROCS 64
-#define MAXMOL 4096
+#define MAXMOL 16384
 
 struct molecule {
     double pos[3];
@@ -36,16 +36,32 @@ struct GlobalMemory *gl;
 struct molecule *mols;
 long NMOL = 256, NPROCS = 2, NSTEPS = 3;
 
+/* Three sites per molecule (O, H, H at fixed offsets from the centre), as in
+ * WATER: nine site-site Coulomb terms plus Lennard-Jones between the
+ * oxygens; the force acts on the centre. */
+static const double site_offset[3][3] = {{0, 0, 0}, {0.08, 0.06, 0}, {-0.08, 0.06, 0}};
+static const double site_charge[3] = {-0.8, 0.4, 0.4};
+
 static void pair_force(const struct molecule *a, const struct molecule *b, double f[3], double *pot) {
-    double d[3], r2 = 1e-2;
-    for (int k = 0; k < 3; k++) {
-        d[k] = a->pos[k] - b->pos[k];
-        r2 += d[k] * d[k];
-    }
-    double inv = 1.0 / r2, inv3 = inv * inv * inv;
-    double s = inv3 * inv * (12.0 * inv3 - 6.0) * 1e-6;
-    for (int k = 0; k < 3; k++) f[k] = s * d[k];
-    *pot += (inv3 * inv3 - inv3) * 1e-6;
+    f[0] = f[1] = f[2] = 0;
+    for (int s = 0; s < 3; s++)
+        for (int t = 0; t < 3; t++) {
+            double d[3], r2 = 1e-2;
+            for (int k = 0; k < 3; k++) {
+                d[k] = (a->pos[k] + site_offset[s][k]) - (b->pos[k] + site_offset[t][k]);
+                r2 += d[k] * d[k];
+            }
+            double r = sqrt(r2), inv = 1.0 / r2;
+            double coulomb = site_charge[s] * site_charge[t] / r * 1e-6;
+            double scale = coulomb * inv;
+            if (s == 0 && t == 0) {
+                double inv3 = inv * inv * inv;
+                scale += inv3 * inv * (12.0 * inv3 - 6.0) * 1e-6;
+                *pot += (inv3 * inv3 - inv3) * 1e-6;
+            }
+            *pot += coulomb;
+            for (int k = 0; k < 3; k++) f[k] += scale * d[k];
+        }
 }
 
 /* Forces of the pairs (i, i+1 .. i+N/2) for the molecules this process
