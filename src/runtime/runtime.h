@@ -172,7 +172,9 @@ class Runtime final : public EngineHost {
   // Polls (or sleeps briefly) until w completes or the deadline passes; true if it completed.
   bool wait_until(Waiter &w, double deadline);
   static uint64_t thread_token();  // names the calling thread within the rank (lock holders)
-  int sync_op(WaitKind kind, uint64_t object, const std::function<void(Waiter *)> &start);
+  // patient: a wait that may last long (see wait()).
+  int sync_op(WaitKind kind, uint64_t object, const std::function<void(Waiter *)> &start,
+              bool patient = false);
 
   bool setup_program_windows(std::string *error);
   // A fault in the guard below a global stack: fatal, naming the thread.

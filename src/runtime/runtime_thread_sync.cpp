@@ -15,12 +15,13 @@ Rank Runtime::manager_of_key(uint64_t key) const {
   return (Rank)(key % (uint64_t)nranks());
 }
 
-int Runtime::sync_op(WaitKind kind, uint64_t object, const std::function<void(Waiter *)> &start) {
+int Runtime::sync_op(WaitKind kind, uint64_t object, const std::function<void(Waiter *)> &start,
+                     bool patient) {
   WaitNote note{kind, object};
   return timed_sync(note, [&](Waiter *w) {
     start(w);
     return 0;
-  });
+  }, patient);
 }
 
 bool Runtime::wait_until(Waiter &w, double deadline) {
@@ -44,11 +45,14 @@ int Runtime::thread_barrier_wait(uint64_t object, uint32_t count) {
               (void *)object, count, thread_slots(), nranks(), (int)config_.threads_per_rank);
     return -2;
   }
+  // Patient, like the waits for a condition and a semaphore: the wait
+  // lasts as long as the slowest thread computes, and a waiter that kept
+  // polling would take a core from the threads it waits for.
   WaitNote note{WaitKind::ThreadBarrier, object, count};
   return timed_sync(note, [&](Waiter *w) {
     thread_barriers_->wait(object, count, w);
     return 0;
-  });
+  }, true);
 }
 
 int Runtime::cond_wait(uint64_t object, uint64_t lock_id, double deadline) {
@@ -73,7 +77,7 @@ int Runtime::cond_wait(uint64_t object, uint64_t lock_id, double deadline) {
     noted_wait(note, woken, [&] {
       if (deadline >= 0) conditions_->cancel(object, &woken);
       return 0;
-    });
+    }, true);
   }
   int relocked = lock(lock_id);
   return relocked ? relocked : woken.status;
@@ -92,7 +96,8 @@ int Runtime::sem_init(uint64_t object, uint64_t value) {
 }
 
 int Runtime::sem_wait(uint64_t object, bool try_only) {
-  return sync_op(WaitKind::Semaphore, object, [&](Waiter *w) { semaphores_->wait(object, try_only, w); });
+  return sync_op(WaitKind::Semaphore, object, [&](Waiter *w) { semaphores_->wait(object, try_only, w); },
+                 !try_only);
 }
 
 int Runtime::sem_post(uint64_t object) {
