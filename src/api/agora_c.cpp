@@ -56,8 +56,8 @@ int agora_init(int *argc, char ***argv) {
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   int status = 0;
-  g_rt = Runtime::start(argc, argv, &status);
-  if (!g_rt) std::exit(2);  // a bad configuration must not leave ranks running
+  Runtime *rt = Runtime::start(argc, argv, &status, [](Runtime *started) { g_rt = started; });
+  if (!rt) std::exit(2);  // a bad configuration must not leave ranks running
   return status;
 }
 
@@ -82,22 +82,27 @@ int agora_nranks(void) {
 
 double agora_wtime(void) { return agora::platform::now_seconds(); }
 
+// A placement and rank agora_alloc_placed/agora_malloc_placed accept; the
+// rank is 0 unless the placement names one.
+static bool placement_valid(Runtime *rt, const char *fn, agora_placement_t placement, int *rank) {
+  if (placement != AGORA_PLACE_BLOCK && placement != AGORA_PLACE_CYCLIC && placement != AGORA_PLACE_RANK) {
+    agora::log_error("%s: placement %d is not AGORA_PLACE_BLOCK, _CYCLIC or _RANK", fn, (int)placement);
+    return false;
+  }
+  if (placement == AGORA_PLACE_RANK && (*rank < 0 || *rank >= rt->nranks())) {
+    agora::log_error("%s: rank %d is not between 0 and %d", fn, *rank, rt->nranks() - 1);
+    return false;
+  }
+  if (placement != AGORA_PLACE_RANK) *rank = 0;
+  return true;
+}
+
 void *agora_alloc(size_t bytes) { return agora_alloc_placed(bytes, AGORA_PLACE_BLOCK, 0); }
 
 void *agora_alloc_placed(size_t bytes, agora_placement_t placement, int rank) {
   AGORA_ON_PRIVATE_STACK(agora_alloc_placed(bytes, placement, rank));
   RUNTIME_OR("agora_alloc", nullptr);
-  if (placement != AGORA_PLACE_BLOCK && placement != AGORA_PLACE_CYCLIC &&
-      placement != AGORA_PLACE_RANK) {
-    agora::log_error("agora_alloc_placed: placement %d is not AGORA_PLACE_BLOCK, _CYCLIC or _RANK",
-                     (int)placement);
-    return nullptr;
-  }
-  if (placement == AGORA_PLACE_RANK && (rank < 0 || rank >= rt->nranks())) {
-    agora::log_error("agora_alloc_placed: rank %d is not between 0 and %d", rank, rt->nranks() - 1);
-    return nullptr;
-  }
-  if (placement != AGORA_PLACE_RANK) rank = 0;
+  if (!placement_valid(rt, "agora_alloc_placed", placement, &rank)) return nullptr;
   return rt->alloc_collective(bytes, (agora::Placement)placement, rank);
 }
 
@@ -110,17 +115,7 @@ void *agora_malloc(size_t bytes) {
 void *agora_malloc_placed(size_t bytes, agora_placement_t placement, int rank) {
   AGORA_ON_PRIVATE_STACK(agora_malloc_placed(bytes, placement, rank));
   RUNTIME_OR("agora_malloc_placed", nullptr);
-  if (placement != AGORA_PLACE_BLOCK && placement != AGORA_PLACE_CYCLIC &&
-      placement != AGORA_PLACE_RANK) {
-    agora::log_error("agora_malloc_placed: placement %d is not AGORA_PLACE_BLOCK, _CYCLIC or _RANK",
-                     (int)placement);
-    return nullptr;
-  }
-  if (placement == AGORA_PLACE_RANK && (rank < 0 || rank >= rt->nranks())) {
-    agora::log_error("agora_malloc_placed: rank %d is not between 0 and %d", rank, rt->nranks() - 1);
-    return nullptr;
-  }
-  if (placement != AGORA_PLACE_RANK) rank = 0;
+  if (!placement_valid(rt, "agora_malloc_placed", placement, &rank)) return nullptr;
   return rt->malloc_placed(bytes, (agora::Placement)placement, rank);
 }
 

@@ -245,52 +245,47 @@ int __wrap_pthread_once(pthread_once_t *once, void (*init)(void)) {
   return to_errno(agora::shim_lock_address(once, false));
 }
 
+// sem_* report failure as -1 with errno set.
+static int sem_result(int status, int error) {
+  if (status == AGORA_OK) return 0;
+  errno = error;
+  return -1;
+}
+
 int __wrap_sem_init(sem_t *s, int pshared, unsigned value) {
   if (!shared(s)) return __real_sem_init(s, pshared, value);
   int status = agora_sem_init(reinterpret_cast<agora_sem_t *>(s), value);
-  if (status == AGORA_OK) return 0;
-  errno = EINVAL;
-  return -1;
+  return sem_result(status, EINVAL);
 }
 
 int __wrap_sem_wait(sem_t *s) {
   if (!shared(s)) return __real_sem_wait(s);
   int status = agora_sem_wait(reinterpret_cast<agora_sem_t *>(s));
-  if (status == AGORA_OK) return 0;
-  errno = to_errno(status);
-  return -1;
+  return sem_result(status, to_errno(status));
 }
 
 int __wrap_sem_trywait(sem_t *s) {
   if (!shared(s)) return __real_sem_trywait(s);
   int status = agora_sem_trywait(reinterpret_cast<agora_sem_t *>(s));
-  if (status == AGORA_OK) return 0;
-  errno = status == AGORA_BUSY ? EAGAIN : to_errno(status);
-  return -1;
+  return sem_result(status, status == AGORA_BUSY ? EAGAIN : to_errno(status));
 }
 
 int __wrap_sem_post(sem_t *s) {
   if (!shared(s)) return __real_sem_post(s);
   int status = agora_sem_post(reinterpret_cast<agora_sem_t *>(s));
-  if (status == AGORA_OK) return 0;
-  errno = status == AGORA_ERR_INVALID_ARGUMENT ? EOVERFLOW : to_errno(status);
-  return -1;
+  return sem_result(status, status == AGORA_ERR_INVALID_ARGUMENT ? EOVERFLOW : to_errno(status));
 }
 
 int __wrap_sem_getvalue(sem_t *s, int *value) {
   if (!shared(s)) return __real_sem_getvalue(s, value);
   int status = agora_sem_getvalue(reinterpret_cast<agora_sem_t *>(s), value);
-  if (status == AGORA_OK) return 0;
-  errno = to_errno(status);
-  return -1;
+  return sem_result(status, to_errno(status));
 }
 
 int __wrap_sem_destroy(sem_t *s) {
   if (!shared(s)) return __real_sem_destroy(s);
   int status = agora_sem_destroy(reinterpret_cast<agora_sem_t *>(s));
-  if (status == AGORA_OK) return 0;
-  errno = to_errno(status);
-  return -1;
+  return sem_result(status, to_errno(status));
 }
 
 // The worker slots are the program's processors.

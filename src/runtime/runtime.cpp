@@ -104,7 +104,7 @@ void wake_sleeper(std::atomic<uint32_t> *state) {
 }
 }  // namespace
 
-Runtime *Runtime::start(int *argc, char ***argv, int *status) {
+Runtime *Runtime::start(int *argc, char ***argv, int *status, const std::function<void(Runtime *)> &publish) {
   auto *rt = new Runtime();
   std::string error;
   if (!rt->init(argc, argv, &error)) {
@@ -112,7 +112,11 @@ Runtime *Runtime::start(int *argc, char ***argv, int *status) {
     *status = -6;
     return nullptr;  // the partially built runtime is left to process exit
   }
-  *status = 0;
+  // Published before the start-up barrier: once another rank is past it, it
+  // may start threads here, and they call the API before this thread has
+  // returned from the barrier.
+  publish(rt);
+  *status = rt->barrier() == 0 ? 0 : -6;
   return rt;
 }
 
@@ -208,7 +212,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   every_rank_rung_ = block_waits_ && all_rung;
   log_debug("started: protocol %s, %llu bytes of global memory at %p", engine_->name(),
             (unsigned long long)bytes, (void *)kBase);
-  return barrier() == 0;
+  return true;  // start() ends with the start-up barrier
 }
 
 int Runtime::stop() {

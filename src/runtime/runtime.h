@@ -45,8 +45,10 @@ class Runtime final : public EngineHost {
  public:
   static constexpr uintptr_t kBase = 0x200000000000ull;  // 32 TiB: clear of heap, PIE, stacks, mmap
 
-  // Returns nullptr (after printing why) if start-up fails.
-  static Runtime *start(int *argc, char ***argv, int *status);
+  // Returns nullptr (after printing why) if start-up fails. publish(rt) runs
+  // before the start-up barrier (threads may start here from then on).
+  static Runtime *start(int *argc, char ***argv, int *status,
+                        const std::function<void(Runtime *)> &publish);
   int stop();  // collective; deletes nothing (the caller does)
   // True in a process made by fork() from a rank: it is not a rank.
   static bool in_forked_child();

@@ -10,15 +10,8 @@
 
 #include <agora/agora.h>
 
-#define CHECK(cond, ...)                                                               \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "check failed at %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                              \
-            fprintf(stderr, "\n");                                                     \
-            exit(1);                                                                   \
-        }                                                                              \
-    } while (0)
+#include "../mpi/check.h"
+
 
 enum { MAX = 32 };
 long reached_after_exit; /* must stay 0 */
