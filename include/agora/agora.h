@@ -122,8 +122,9 @@ int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op);
  * is a release by the creator and an acquire by the new thread; a thread's
  * return is a release and the join an acquire, so under every protocol the
  * new thread sees what its creator wrote and the joiner what the thread
- * wrote. Barriers and reductions stay for one thread per rank (the SPMD
- * model); fork-join threads synchronise with locks and joins.
+ * wrote. agora_barrier and agora_reduce stay for one thread per rank (the
+ * SPMD model); fork-join threads synchronise with locks, joins, thread
+ * barriers, condition variables and semaphores (below).
  *
  * fn must be a function of the program (or of a library loaded on every
  * rank); it is found on the target rank by module and offset, so ASLR does

@@ -18,5 +18,8 @@ function(agora_add_program target)
   target_link_options(${target} PRIVATE ${AGORA_PROGRAM_LINK_OPTIONS})
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE OFF
     LINK_DEPENDS "${AGORA_PROGRAM_LINKER_SCRIPT};${AGORA_PROGRAM_WRAP_FILE}")
-  target_link_libraries(${target} PRIVATE agora)
+  # The shared library, as agoracc links it: the --wrap options then apply to
+  # the program's own references only (linked statically, Agora's own
+  # malloc and operator new calls would be wrapped too).
+  target_link_libraries(${target} PRIVATE agora_shared)
 endfunction()

@@ -834,11 +834,12 @@ int Runtime::unlock(uint64_t id) {
 }
 
 // A collective called from a thread that may not: an agora thread (the
-// fork-join model has no barrier), or a second thread of the rank.
+// fork-join model has thread barriers instead), or a second thread of the rank.
 static int collective_misuse(const char *fn, uint64_t agora_thread) {
   if (agora_thread)
     log_error("%s called from an agora thread (id %llu): collectives are for one thread per rank "
-              "in the SPMD model; fork-join threads synchronise with locks and joins",
+              "in the SPMD model; fork-join threads synchronise with locks, joins and thread barriers "
+              "(agora_thread_barrier_wait)",
               fn, (unsigned long long)agora_thread);
   else
     log_error("%s: another thread of this rank is already in %s; call it from one thread per rank",

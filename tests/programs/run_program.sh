@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run_program.sh PREFIX WORK PROGRAM SOURCE PROTOCOL ARGS... -- an unmodified
 # program (tests/programs/SOURCE) built twice, exactly as a user builds it:
-#   cc -pthread (PARMACS: m4 c.m4.pthreads)      the baseline
-#   PREFIX/bin/agoracc (PARMACS: m4 PREFIX/share/agora/c.m4.agora)
+#   cc -pthread (PARMACS: m4 c.m4.pthreads; C++: c++)      the baseline
+#   PREFIX/bin/agoracc (PARMACS: m4 PREFIX/share/agora/c.m4.agora; C++: agoracxx)
 # and run with the baseline on this machine and with Agora on 1, 2 and 4
 # ranks under PROTOCOL (`hlrc-aggressive`: hlrc with aggressive intervals).
 # ARGS holds the literal THREADS where the thread count goes (appended if
@@ -22,8 +22,10 @@ build() {  # KIND OUTPUT
     c=$work/$name.$1.c
     if [ "$1" = pthreads ]; then m4 "$here/c.m4.pthreads" "$src" > "$c"; else m4 "$prefix/share/agora/c.m4.agora" "$src" > "$c"; fi
   fi
-  if [ "$1" = pthreads ]; then cc -O2 -pthread -o "$2" "$c" "${libs[@]}"
-  else "$prefix/bin/agoracc" -O2 -o "$2" "$c" "${libs[@]}"; fi
+  local cc=cc agoracc=agoracc
+  [[ $source == *.cpp ]] && cc=c++ agoracc=agoracxx
+  if [ "$1" = pthreads ]; then $cc -O2 -pthread -o "$2" "$c" "${libs[@]}"
+  else "$prefix/bin/$agoracc" -O2 -o "$2" "$c" "${libs[@]}"; fi
 }
 build pthreads "$work/$name.pthreads" || fail "cc -pthread build"
 build agora "$work/$name.agora" || fail "agoracc build"
