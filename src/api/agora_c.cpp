@@ -40,6 +40,10 @@ int shim_lock_address(const void *address, bool lock) {
   return lock ? g_rt->lock((uint64_t)(uintptr_t)address) : g_rt->unlock((uint64_t)(uintptr_t)address);
 }
 Runtime *api_runtime() { return g_rt; }
+// Program mode's start-up (program_mode.cpp) runs this where agora_init
+// publishes the runtime, before the start-up barrier: threads placed here
+// may run from then on, and their malloc must already be global.
+void (*g_on_publish)(Runtime *) = nullptr;
 }  // namespace agora
 
 #define RUNTIME_OR(fn, fail) \
@@ -56,7 +60,10 @@ int agora_init(int *argc, char ***argv) {
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   int status = 0;
-  Runtime *rt = Runtime::start(argc, argv, &status, [](Runtime *started) { g_rt = started; });
+  Runtime *rt = Runtime::start(argc, argv, &status, [](Runtime *started) {
+    g_rt = started;
+    if (agora::g_on_publish) agora::g_on_publish(started);
+  });
   if (!rt) std::exit(2);  // a bad configuration must not leave ranks running
   return status;
 }

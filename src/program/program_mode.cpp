@@ -19,6 +19,7 @@
 
 namespace agora {
 Runtime *api_runtime();  // agora_c.cpp
+extern void (*g_on_publish)(Runtime *);  // agora_c.cpp
 void program_heap_start(const AddressSpace &space, HeapPlacement heap);  // program_heap.cpp
 
 namespace {
@@ -104,9 +105,13 @@ void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t dat
   request.bss_lo = bss_lo;
   request.bss_hi = bss_hi;
   program_request_set(request);
+  // Before the start-up barrier: once rank 0 is past it, threads placed here
+  // may run (and malloc) before agora_init has returned on this rank.
+  g_on_publish = [](Runtime *rt) {
+    program_heap_start(rt->space(), rt->config().heap);
+    g_started.store(true);
+  };
   agora_init(&argc, &argv);  // exits on failure
-  program_heap_start(api_runtime()->space(), api_runtime()->config().heap);
-  g_started.store(true);
   if (agora_rank() != 0) {
     // Serve, and run the threads placed here, until the job ends.
     g_finishing.store(true);
