@@ -2,7 +2,8 @@
 // policies: random data-race-free programs (plain words owned by one thread
 // per phase or read-only, lock-guarded words touched only under their lock,
 // barriers between phases; different threads write neighbouring words of the
-// same tiny pages) with cross-pair message reordering. Every read must return
+// same tiny pages) with cross-pair message reordering; then the same with
+// thread barriers ending half the phases and semaphore hand-offs. Every read must return
 // the one write release consistency allows. A failing seed is printed; rerun
 // it with AGORA_SIM_SEED=<seed> (and AGORA_SIM_POLICY=lazy|aggressive).
 #include <gtest/gtest.h>
@@ -72,11 +73,11 @@ void run_seeds(IntervalPolicy policy, ProgramShape (*shape_of)(uint64_t) = shape
 TEST(SimHlrc, LazyIntervalsRaceFreeProgramsOverManySeeds) { run_seeds(IntervalPolicy::Lazy); }
 TEST(SimHlrc, AggressiveIntervalsRaceFreeProgramsOverManySeeds) { run_seeds(IntervalPolicy::Aggressive); }
 TEST(SimHlrc, LazyIntervalsThreadBarriersAndSemaphoresOverManySeeds) {
-  run_seeds(IntervalPolicy::Lazy, thread_sync_shape_for, 1000,
+  run_seeds(IntervalPolicy::Lazy, thread_sync_shape_for, 2000,
             " --gtest_filter='SimHlrc.LazyIntervalsThreadBarriers*'");
 }
 TEST(SimHlrc, AggressiveIntervalsThreadBarriersAndSemaphoresOverManySeeds) {
-  run_seeds(IntervalPolicy::Aggressive, thread_sync_shape_for, 1000,
+  run_seeds(IntervalPolicy::Aggressive, thread_sync_shape_for, 2000,
             " --gtest_filter='SimHlrc.AggressiveIntervalsThreadBarriers*'");
 }
 

@@ -52,7 +52,7 @@ TEST(SimSc, ThreadBarriersOverManySeeds) {
   // Half the phases end with a thread barrier over all threads of all nodes
   // instead of the node-level barrier: every thread leaves a round only when
   // all have arrived, exactly one as the serial thread.
-  uint64_t seeds = 1000;
+  uint64_t seeds = 2000;
   if (const char *env = std::getenv("AGORA_SIM_SEEDS")) seeds = std::strtoull(env, nullptr, 10);
   uint64_t first = 1;
   if (const char *env = std::getenv("AGORA_SIM_SEED")) first = std::strtoull(env, nullptr, 10), seeds = 1;
