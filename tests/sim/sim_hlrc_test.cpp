@@ -2,7 +2,8 @@
 // policies: random data-race-free programs (plain words owned by one thread
 // per phase or read-only, lock-guarded words touched only under their lock,
 // barriers between phases; different threads write neighbouring words of the
-// same tiny pages) with cross-pair message reordering. Every read must return
+// same tiny pages) with cross-pair message reordering; then the same with
+// thread barriers ending half the phases and semaphore hand-offs. Every read must return
 // the one write release consistency allows. A failing seed is printed; rerun
 // it with AGORA_SIM_SEED=<seed> (and AGORA_SIM_POLICY=lazy|aggressive).
 #include <gtest/gtest.h>
@@ -39,19 +40,29 @@ ProgramShape shape_for(uint64_t seed) {
   return s;
 }
 
+// The same programs with thread barriers (half the phases end with one over
+// all threads of all nodes) and semaphore hand-offs (up to two per phase):
+// the services carry consistency exactly as agora_barrier and locks do.
+ProgramShape thread_sync_shape_for(uint64_t seed) {
+  ProgramShape s = shape_for(seed);
+  s.thread_barrier_fraction = 0.5;
+  s.handoffs_per_phase = 2;
+  return s;
+}
+
 const char *policy_name(IntervalPolicy p) { return p == IntervalPolicy::Lazy ? "lazy" : "aggressive"; }
 
-void run_seeds(IntervalPolicy policy) {
+void run_seeds(IntervalPolicy policy, ProgramShape (*shape_of)(uint64_t) = shape_for,
+               uint64_t seeds = 2000, const char *test = "") {
   if (const char *only = std::getenv("AGORA_SIM_POLICY"))
     if (std::strcmp(only, policy_name(policy)) != 0) return;
-  uint64_t seeds = 2000;
   if (const char *env = std::getenv("AGORA_SIM_SEEDS")) seeds = std::strtoull(env, nullptr, 10);
   uint64_t first = 1, total_messages = 0;
   if (const char *env = std::getenv("AGORA_SIM_SEED")) first = std::strtoull(env, nullptr, 10), seeds = 1;
   for (uint64_t seed = first; seed < first + seeds; ++seed) {
-    RunResult r = run_against_latest_write(options_for(seed, policy), shape_for(seed));
+    RunResult r = run_against_latest_write(options_for(seed, policy), shape_of(seed));
     ASSERT_TRUE(r.ok) << r.failure << "\nreplay: AGORA_SIM_SEED=" << seed
-                      << " AGORA_SIM_POLICY=" << policy_name(policy) << " ./sim_tests";
+                      << " AGORA_SIM_POLICY=" << policy_name(policy) << " ./sim_tests" << test;
     total_messages += r.messages;
   }
   EXPECT_GT(total_messages, seeds * 10);
@@ -61,6 +72,14 @@ void run_seeds(IntervalPolicy policy) {
 
 TEST(SimHlrc, LazyIntervalsRaceFreeProgramsOverManySeeds) { run_seeds(IntervalPolicy::Lazy); }
 TEST(SimHlrc, AggressiveIntervalsRaceFreeProgramsOverManySeeds) { run_seeds(IntervalPolicy::Aggressive); }
+TEST(SimHlrc, LazyIntervalsThreadBarriersAndSemaphoresOverManySeeds) {
+  run_seeds(IntervalPolicy::Lazy, thread_sync_shape_for, 2000,
+            " --gtest_filter='SimHlrc.LazyIntervalsThreadBarriers*'");
+}
+TEST(SimHlrc, AggressiveIntervalsThreadBarriersAndSemaphoresOverManySeeds) {
+  run_seeds(IntervalPolicy::Aggressive, thread_sync_shape_for, 2000,
+            " --gtest_filter='SimHlrc.AggressiveIntervalsThreadBarriers*'");
+}
 
 TEST(SimHlrc, CheckerCatchesIgnoredInvalidations) {
   // With downgrades ignored, a notice no longer removes a stale copy (and

@@ -18,6 +18,8 @@ struct Thread {
   Waiter waiter;
   bool at_barrier = false;
   uint64_t barrier_generation = 0;
+  bool issued = false;                 // the current thread barrier / semaphore op was started
+  uint64_t thread_barriers_passed = 0;  // = the round of the next thread barrier
 };
 
 struct NodeBarrier {
@@ -27,8 +29,31 @@ struct NodeBarrier {
   uint64_t generation = 0;
 };
 
+// Which phases end with a thread barrier, and the word naming it (drawn only
+// when the shape asks for thread barriers, so older shapes keep their programs).
+struct PhaseEnds {
+  std::vector<bool> thread_barrier;
+  uint64_t barrier_word = 0;
+  int threads = 0;
+  Op end_of(int phase) const {
+    if (phase < (int)thread_barrier.size() && thread_barrier[phase])
+      return {OpKind::ThreadBarrier, barrier_word, (uint64_t)threads};
+    return {OpKind::Barrier};
+  }
+};
+
+PhaseEnds choose_phase_ends(std::mt19937_64 &rng, const ProgramShape &s, uint64_t words, int threads) {
+  PhaseEnds e;
+  e.threads = threads;
+  if (s.thread_barrier_fraction <= 0) return e;
+  std::uniform_real_distribution<double> u(0, 1);
+  e.barrier_word = rng() % words;
+  for (int ph = 0; ph < s.phases; ++ph) e.thread_barrier.push_back(u(rng) < s.thread_barrier_fraction);
+  return e;
+}
+
 std::vector<Op> generate(std::mt19937_64 &rng, const ProgramShape &s, uint64_t counter_base,
-                         uint64_t &next_value) {
+                         uint64_t &next_value, const PhaseEnds &ends) {
   std::vector<Op> ops;
   std::uniform_real_distribution<double> u(0, 1);
   for (int ph = 0; ph < s.phases; ++ph) {
@@ -45,7 +70,7 @@ std::vector<Op> generate(std::mt19937_64 &rng, const ProgramShape &s, uint64_t c
       if (u(rng) < s.write_fraction) ops.push_back({OpKind::Write, w, ++next_value});
       else ops.push_back({OpKind::Read, w});
     }
-    ops.push_back({OpKind::Barrier});
+    ops.push_back(ends.end_of(ph));
   }
   return ops;
 }
@@ -57,6 +82,35 @@ std::vector<Op> generate(std::mt19937_64 &rng, const ProgramShape &s, uint64_t c
 bool guarded(uint64_t w) { return w % 4 == 3; }
 uint64_t guard_of(uint64_t w, int locks) { return (w / 4) % (uint64_t)locks; }
 
+// A semaphore hand-off of one phase: `words` (owned by the producer until
+// its post) pass to the consumer (owner from its satisfied wait on).
+struct Handoff {
+  int producer, consumer;
+  uint64_t semaphore;  // index, unique in the program
+  std::vector<uint64_t> words;
+};
+
+std::vector<Handoff> choose_handoffs(std::mt19937_64 &rng, const ProgramShape &s, int phase,
+                                     int threads, std::vector<std::vector<uint64_t>> &owned) {
+  std::vector<Handoff> out;
+  if (s.handoffs_per_phase <= 0 || threads < 2) return out;
+  std::vector<bool> producing(threads, false);
+  for (int k = 0; k < s.handoffs_per_phase; ++k) {
+    int p = (int)(rng() % threads);
+    int c = (p + 1 + (int)(rng() % (threads - 1))) % threads;
+    if (producing[p] || owned[p].empty()) continue;  // one hand-off per producer and phase
+    producing[p] = true;
+    Handoff h{p, c, (uint64_t)phase * threads + p, {}};
+    for (int n = 1 + (int)(rng() % 3); n > 0 && !owned[p].empty(); --n) {
+      size_t i = rng() % owned[p].size();
+      h.words.push_back(owned[p][i]);
+      owned[p].erase(owned[p].begin() + i);
+    }
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
 std::vector<std::vector<Op>> generate_race_free(std::mt19937_64 &rng, const ProgramShape &s,
                                                 uint64_t words, int threads,
                                                 std::vector<uint64_t> *counters) {
@@ -66,6 +120,7 @@ std::vector<std::vector<Op>> generate_race_free(std::mt19937_64 &rng, const Prog
     if (guarded(w)) guarded_by[guard_of(w, s.locks)].push_back(w);
   counters->clear();
   for (auto &g : guarded_by) counters->push_back(g.at(0));
+  PhaseEnds ends = choose_phase_ends(rng, s, words, threads);
   std::vector<std::vector<Op>> ops(threads);
   uint64_t next_value = 0;
   for (int ph = 0; ph < s.phases; ++ph) {
@@ -76,33 +131,59 @@ std::vector<std::vector<Op>> generate_race_free(std::mt19937_64 &rng, const Prog
       if (u(rng) < 0.4) shared_ro.push_back(w);
       else owned[rng() % threads].push_back(w);
     }
+    // owned[t] is what t may touch all phase long; handed words only before
+    // the post (producer) or after the wait (consumer).
+    std::vector<std::vector<uint64_t>> before = owned;
+    std::vector<Handoff> handoffs = choose_handoffs(rng, s, ph, threads, owned);
+    std::vector<std::vector<uint64_t>> after = owned;
+    for (const Handoff &h : handoffs) after[h.consumer].insert(after[h.consumer].end(), h.words.begin(), h.words.end());
     for (int t = 0; t < threads; ++t) {
       auto &out = ops[t];
-      for (int i = 0; i < s.ops_per_phase; ++i) {
-        if (u(rng) < s.lock_fraction) {
-          uint64_t l = rng() % s.locks;
-          const auto &g = guarded_by[l];
-          out.push_back({OpKind::Lock, l});
-          out.push_back({OpKind::ReadToRegister, g[0]});
-          out.push_back({OpKind::WriteRegisterPlusOne, g[0]});
-          for (int k = (int)(rng() % 4); k > 0; --k) {
-            uint64_t w = g[rng() % g.size()];
-            if (w == g[0] || u(rng) < 0.5) out.push_back({OpKind::Read, w});
-            else out.push_back({OpKind::Write, w, ++next_value});
+      auto plain_ops = [&](int count, const std::vector<uint64_t> &mine_words) {
+        for (int i = 0; i < count; ++i) {
+          if (u(rng) < s.lock_fraction) {
+            uint64_t l = rng() % s.locks;
+            const auto &g = guarded_by[l];
+            out.push_back({OpKind::Lock, l});
+            out.push_back({OpKind::ReadToRegister, g[0]});
+            out.push_back({OpKind::WriteRegisterPlusOne, g[0]});
+            for (int k = (int)(rng() % 4); k > 0; --k) {
+              uint64_t w = g[rng() % g.size()];
+              if (w == g[0] || u(rng) < 0.5) out.push_back({OpKind::Read, w});
+              else out.push_back({OpKind::Write, w, ++next_value});
+            }
+            out.push_back({OpKind::Unlock, l});
+            continue;
           }
-          out.push_back({OpKind::Unlock, l});
-          continue;
+          bool mine = !mine_words.empty() && (shared_ro.empty() || u(rng) < 0.6);
+          if (mine) {
+            uint64_t w = mine_words[rng() % mine_words.size()];
+            if (u(rng) < s.write_fraction) out.push_back({OpKind::Write, w, ++next_value});
+            else out.push_back({OpKind::Read, w});
+          } else if (!shared_ro.empty()) {
+            out.push_back({OpKind::Read, shared_ro[rng() % shared_ro.size()]});
+          }
         }
-        bool mine = !owned[t].empty() && (shared_ro.empty() || u(rng) < 0.6);
-        if (mine) {
-          uint64_t w = owned[t][rng() % owned[t].size()];
-          if (u(rng) < s.write_fraction) out.push_back({OpKind::Write, w, ++next_value});
-          else out.push_back({OpKind::Read, w});
-        } else if (!shared_ro.empty()) {
-          out.push_back({OpKind::Read, shared_ro[rng() % shared_ro.size()]});
+      };
+      if (handoffs.empty()) {
+        plain_ops(s.ops_per_phase, owned[t]);
+      } else {
+        // Posts before waits in every thread: a post never waits for another
+        // thread, so the hand-offs cannot deadlock.
+        plain_ops(s.ops_per_phase / 2, before[t]);
+        for (const Handoff &h : handoffs) {
+          if (h.producer != t) continue;
+          for (uint64_t w : h.words) out.push_back({OpKind::Write, w, ++next_value});
+          out.push_back({OpKind::SemPost, h.semaphore});
         }
+        for (const Handoff &h : handoffs) {
+          if (h.consumer != t) continue;
+          out.push_back({OpKind::SemWait, h.semaphore});
+          for (uint64_t w : h.words) out.push_back({OpKind::Read, w});
+        }
+        plain_ops(s.ops_per_phase - s.ops_per_phase / 2, after[t]);
       }
-      out.push_back({OpKind::Barrier});
+      out.push_back(ends.end_of(ph));
     }
   }
   return ops;
@@ -128,17 +209,24 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
     race_free = generate_race_free(rng, shape, words, o.nodes * shape.threads_per_node, &counters);
   else
     for (int l = 0; l < shape.locks; ++l) counters.push_back(counter_base + l);
+  PhaseEnds ends;
+  if (!shape.data_race_free) ends = choose_phase_ends(rng, shape, words, o.nodes * shape.threads_per_node);
   for (Rank n = 0; n < o.nodes; ++n)
     for (int t = 0; t < shape.threads_per_node; ++t) {
       Thread &th = threads.emplace_back();
       th.node = n;
       th.index = t;
       th.ops = shape.data_race_free ? std::move(race_free[threads.size() - 1])
-                                    : generate(rng, shape, counter_base, next_value);
+                                    : generate(rng, shape, counter_base, next_value, ends);
     }
   std::deque<NodeBarrier> barriers(o.nodes);
   std::vector<int> lock_holder(shape.locks, -1);  // thread index, for mutual exclusion
   std::vector<uint64_t> increments(shape.locks, 0);
+  // Thread barrier rounds (all threads pass the same ones in order): who
+  // arrived, and how many left as the serial thread (exactly one must).
+  std::vector<uint64_t> round_arrived, round_serial;
+  std::vector<bool> posted;  // by semaphore index: its post has been called
+  auto semaphore_address = [&](uint64_t index) { return (o.pages + index) * o.page_size; };
 
   auto fail = [&](const std::string &what) {
     std::ostringstream s;
@@ -158,7 +246,8 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
     if (t.blocked) {
       if (!t.waiter.done()) return false;
       t.blocked = false;
-      if (t.waiter.status != 0) {
+      bool serial_allowed = t.ops[t.pc].kind == OpKind::ThreadBarrier && t.waiter.status == 1;
+      if (t.waiter.status != 0 && !serial_allowed) {
         fail("a waiter completed with status " + std::to_string(t.waiter.status));
         return false;
       }
@@ -251,6 +340,51 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
         }
         return false;
       }
+      case OpKind::ThreadBarrier: {
+        uint64_t round = t.thread_barriers_passed;
+        if (!t.issued) {
+          t.issued = true;
+          if (round_arrived.size() <= round) round_arrived.resize(round + 1), round_serial.resize(round + 1);
+          round_arrived[round]++;
+          t.waiter.reset();
+          t.blocked = true;
+          node.thread_barriers().wait(op.word * 8, (uint32_t)op.value, &t.waiter);
+          return true;
+        }
+        t.issued = false;
+        if (round_arrived[round] != op.value) {
+          fail("node " + std::to_string(t.node) + " thread " + std::to_string(t.index) +
+               " left thread barrier round " + std::to_string(round) + " when " +
+               std::to_string(round_arrived[round]) + " of " + std::to_string(op.value) +
+               " threads had arrived");
+          return false;
+        }
+        if (t.waiter.status == 1) round_serial[round]++;
+        t.thread_barriers_passed++;
+        break;
+      }
+      case OpKind::SemPost:
+      case OpKind::SemWait:
+        if (!t.issued) {
+          t.issued = true;
+          t.waiter.reset();
+          t.blocked = true;
+          if (op.kind == OpKind::SemPost) {
+            if (posted.size() <= op.word) posted.resize(op.word + 1);
+            posted[op.word] = true;
+            node.semaphores().post(semaphore_address(op.word), &t.waiter);
+          } else {
+            node.semaphores().wait(semaphore_address(op.word), false, &t.waiter);
+          }
+          return true;
+        }
+        t.issued = false;
+        if (op.kind == OpKind::SemWait && (posted.size() <= op.word || !posted[op.word])) {
+          fail("node " + std::to_string(t.node) + " thread " + std::to_string(t.index) +
+               ": wait on semaphore " + std::to_string(op.word) + " returned before its post");
+          return false;
+        }
+        break;
     }
     t.pc++;
     return true;
@@ -277,6 +411,11 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
     if (!progressed && result.ok) progressed = cluster.deliver_one();
     if (!progressed && result.ok) fail("deadlock: no thread can run and no message is in flight");
   }
+  if (result.ok)
+    for (size_t r = 0; r < round_serial.size() && result.ok; ++r)
+      if (round_serial[r] != 1)
+        fail("thread barrier round " + std::to_string(r) + " had " + std::to_string(round_serial[r]) +
+             " serial threads (AGORA_BARRIER_SERIAL), not exactly one");
   if (result.ok) {
     for (int l = 0; l < shape.locks; ++l) {
       // The counter's final value, read through the oracle's view of memory.

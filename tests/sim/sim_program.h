@@ -13,7 +13,12 @@
 
 namespace agora::simtest {
 
-enum class OpKind { Read, Write, Lock, ReadToRegister, WriteRegisterPlusOne, Unlock, Barrier };
+enum class OpKind {
+  Read, Write, Lock, ReadToRegister, WriteRegisterPlusOne, Unlock, Barrier,
+  ThreadBarrier,  // every thread of every node: word = the word naming the barrier, value = count
+  SemPost,        // word = semaphore index (its own address past the pages)
+  SemWait,
+};
 struct Op {
   OpKind kind;
   uint64_t word = 0;  // global word index for memory ops; lock id for lock ops
@@ -32,6 +37,15 @@ struct ProgramShape {
   // quarter of the words are guarded by locks and touched only while holding
   // theirs. Different threads still write neighbouring words of one page.
   bool data_race_free = false;
+  // Fraction of phases ended by a thread barrier (ThreadBarrierService, one
+  // object over all threads of all nodes) instead of the node-level barrier.
+  // 0 keeps the programs of a seed as they were before thread barriers.
+  double thread_barrier_fraction = 0;
+  // Race-free programs only: per phase, up to this many semaphore hand-offs.
+  // The producer writes some of its words then posts; the consumer waits,
+  // reads them (it must see the producer's values: the post is a release,
+  // the wait it satisfies an acquire) and owns them for the rest of the phase.
+  int handoffs_per_phase = 0;
 };
 
 struct RunResult {

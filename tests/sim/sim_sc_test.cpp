@@ -48,6 +48,23 @@ TEST(SimSc, RandomProgramsOverManySeeds) {
   EXPECT_GT(total_messages, seeds * 10);  // the runs really exchanged messages
 }
 
+TEST(SimSc, ThreadBarriersOverManySeeds) {
+  // Half the phases end with a thread barrier over all threads of all nodes
+  // instead of the node-level barrier: every thread leaves a round only when
+  // all have arrived, exactly one as the serial thread.
+  uint64_t seeds = 2000;
+  if (const char *env = std::getenv("AGORA_SIM_SEEDS")) seeds = std::strtoull(env, nullptr, 10);
+  uint64_t first = 1;
+  if (const char *env = std::getenv("AGORA_SIM_SEED")) first = std::strtoull(env, nullptr, 10), seeds = 1;
+  for (uint64_t seed = first; seed < first + seeds; ++seed) {
+    ProgramShape s = shape_for(seed);
+    s.thread_barrier_fraction = 0.5;
+    RunResult r = run_sc(options_for(seed), s);
+    ASSERT_TRUE(r.ok) << r.failure << "\nreplay: AGORA_SIM_SEED=" << seed
+                      << " ./sim_tests --gtest_filter=SimSc.ThreadBarriersOverManySeeds";
+  }
+}
+
 TEST(SimSc, SameSeedReplaysExactly) {
   RunResult a = run_sc(options_for(77), shape_for(77));
   RunResult b = run_sc(options_for(77), shape_for(77));

@@ -5,17 +5,20 @@
 namespace agora {
 
 SimNode::SimNode(SimCluster &cluster, Rank rank, const std::string &protocol)
-    : cluster_(cluster), rank_(rank), locks_(*this), barrier_(*this), reduce_(*this) {
+    : cluster_(cluster), rank_(rank), locks_(*this), barrier_(*this), reduce_(*this),
+      thread_barriers_(*this, [this](uint64_t object) { return manager_of(object); }),
+      semaphores_(*this, [this](uint64_t object) { return manager_of(object); }) {
   const SimOptions &o = cluster.options();
   frames_.assign(o.pages * o.page_size, std::byte{0});
   access_.assign(o.pages, Access::None);
-  for (PageId p = 0; p < o.pages; ++p)
   engine_ = protocol_create(protocol, *this, o.engine);
   if (!engine_) fatal("simulator: unknown protocol %s", protocol.c_str());
   for (PageId p = 0; p < o.pages; ++p)
     if (home_of(p) == rank) access_[p] = engine_->home_access();  // as the runtime opens home pages
   locks_.attach(engine_.get());
   barrier_.attach(engine_.get());
+  thread_barriers_.attach(engine_.get());
+  semaphores_.attach(engine_.get());
 }
 
 void SimNode::set_access(PageId page, Access access) {
@@ -43,6 +46,8 @@ void SimNode::deliver(const MsgHeader &m, Payload p) {
     case Channel::Lock: locks_.on_message(m, p); break;
     case Channel::Barrier: barrier_.on_message(m, p); break;
     case Channel::Reduce: reduce_.on_message(m, p); break;
+    case Channel::ThreadBarrier: thread_barriers_.on_message(m, p); break;
+    case Channel::Semaphore: semaphores_.on_message(m, p); break;
     default: fatal("simulator: message on unexpected channel %u", (unsigned)m.channel);
   }
 }

@@ -17,6 +17,8 @@
 #include "sync/barrier_service.h"
 #include "sync/lock_service.h"
 #include "sync/reduce_service.h"
+#include "sync/semaphore_service.h"
+#include "sync/thread_barrier_service.h"
 
 namespace agora {
 
@@ -41,6 +43,12 @@ class SimNode final : public EngineHost {
   LockService &locks() { return locks_; }
   BarrierService &barrier() { return barrier_; }
   ReduceService &reduce() { return reduce_; }
+  ThreadBarrierService &thread_barriers() { return thread_barriers_; }
+  SemaphoreService &semaphores() { return semaphores_; }
+  // Thread barriers and semaphores are named by an address (here: a byte
+  // offset into the simulated space, which may lie past its pages) and
+  // managed by the home of its page, as the runtime's manager_of_key does.
+  Rank manager_of(uint64_t object) const { return home_of(object / page_size()); }
   void deliver(const MsgHeader &m, Payload p);
 
  private:
@@ -53,6 +61,8 @@ class SimNode final : public EngineHost {
   LockService locks_;
   BarrierService barrier_;
   ReduceService reduce_;
+  ThreadBarrierService thread_barriers_;
+  SemaphoreService semaphores_;
 };
 
 struct SimOptions {
