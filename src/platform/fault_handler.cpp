@@ -10,6 +10,7 @@
 #include <ucontext.h>
 
 #include "platform/platform.h"
+#include "platform/range_list.h"
 #include "platform/signal_chain.h"
 
 namespace agora::platform {
@@ -81,19 +82,10 @@ void end() {
 namespace {
 FaultCallback g_callback = nullptr;
 uintptr_t g_lo = 0, g_hi = 0;
-// Program mode's windows: published by g_extra_count after their bounds.
-constexpr int kMaxExtra = 4;
-uintptr_t g_extra_lo[kMaxExtra], g_extra_hi[kMaxExtra];
-std::atomic<int> g_extra_count{0};
+RangeList g_windows;  // program mode's windows (fault_handler_add_range)
 std::atomic<void (*)(void *)> g_hint{nullptr};
 
-bool ours(uintptr_t addr) {
-  if (addr >= g_lo && addr < g_hi) return true;
-  int n = g_extra_count.load(std::memory_order_acquire);
-  for (int i = 0; i < n; ++i)
-    if (addr >= g_extra_lo[i] && addr < g_extra_hi[i]) return true;
-  return false;
-}
+bool ours(uintptr_t addr) { return (addr >= g_lo && addr < g_hi) || g_windows.contains(addr); }
 
 void set_kernel_default() {
   struct sigaction dfl;
@@ -151,14 +143,7 @@ void on_sigsegv(int sig, siginfo_t *info, void *context) {
 }
 }  // namespace
 
-bool fault_handler_add_range(uintptr_t lo, uintptr_t hi) {
-  int n = g_extra_count.load(std::memory_order_relaxed);
-  if (n == kMaxExtra) return false;
-  g_extra_lo[n] = lo;
-  g_extra_hi[n] = hi;
-  g_extra_count.store(n + 1, std::memory_order_release);
-  return true;
-}
+bool fault_handler_add_range(uintptr_t lo, uintptr_t hi) { return g_windows.add(lo, hi); }
 
 void fault_handler_set_hint(void (*hint)(void *addr)) { g_hint.store(hint, std::memory_order_release); }
 
@@ -182,7 +167,7 @@ void fault_handler_uninstall() {
   chain::end();
   g_callback = nullptr;
   g_hint.store(nullptr);
-  g_extra_count.store(0);
+  g_windows.clear();
 }
 
 void fault_signal_unblock() {

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "platform/platform.h"
+#include "platform/range_list.h"
 
 extern "C" {
 // Declared by glibc's headers only under _FORTIFY_SOURCE.
@@ -61,24 +62,13 @@ void private_free(void *p) {
 std::atomic<uintptr_t> g_lo{0}, g_hi{0};
 std::atomic<RangeUsable> g_usable{nullptr};
 
-// Program mode's windows (global_io_add_range), published by g_extra_count.
-constexpr int kMaxExtra = 4;
-uintptr_t g_extra_lo[kMaxExtra], g_extra_hi[kMaxExtra];
-std::atomic<int> g_extra_count{0};
-
-inline bool overlaps(uintptr_t a, size_t n, uintptr_t lo, uintptr_t hi) {
-  return n != 0 && a < hi && (a >= lo || n > lo - a);
-}
+RangeList g_windows;  // program mode's windows (global_io_add_range)
 
 // The one check every call pays.
 inline bool touches_global(const void *buf, size_t n) {
   uintptr_t a = (uintptr_t)buf, lo = g_lo.load(std::memory_order_relaxed),
             hi = g_hi.load(std::memory_order_relaxed);
-  if (overlaps(a, n, lo, hi)) return true;
-  int extra = g_extra_count.load(std::memory_order_acquire);
-  for (int i = 0; i < extra; ++i)
-    if (overlaps(a, n, g_extra_lo[i], g_extra_hi[i])) return true;
-  return false;
+  return range_overlaps(a, n, lo, hi) || g_windows.overlaps(a, n);
 }
 
 bool usable(const void *buf, size_t n) {
@@ -304,17 +294,11 @@ void global_io_enable(uintptr_t lo, uintptr_t hi, RangeUsable check) {
   g_hi.store(hi, std::memory_order_release);
 }
 
-void global_io_add_range(uintptr_t lo, uintptr_t hi) {
-  int n = g_extra_count.load(std::memory_order_relaxed);
-  if (n == kMaxExtra) return;
-  g_extra_lo[n] = lo;
-  g_extra_hi[n] = hi;
-  g_extra_count.store(n + 1, std::memory_order_release);
-}
+bool global_io_add_range(uintptr_t lo, uintptr_t hi) { return g_windows.add(lo, hi); }
 
 void global_io_disable() {
   g_hi.store(0, std::memory_order_release);
-  g_extra_count.store(0, std::memory_order_release);
+  g_windows.clear();
   g_lo.store(0, std::memory_order_relaxed);
 }
 

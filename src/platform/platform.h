@@ -115,8 +115,9 @@ bool fork_child_hook_install(void (*child)(), std::string *error);
 using RangeUsable = bool (*)(uintptr_t addr, size_t len);
 void global_io_enable(uintptr_t lo, uintptr_t hi, RangeUsable usable);
 void global_io_disable();
-// One more range (program mode's windows) treated like [lo, hi); at most 4.
-void global_io_add_range(uintptr_t lo, uintptr_t hi);
+// One more range (program mode's windows) treated like [lo, hi); at most 4
+// (false beyond).
+bool global_io_add_range(uintptr_t lo, uintptr_t hi);
 
 // Called with the faulting address; returns true if it made the access
 // possible (the instruction is retried), false if the fault is not ours.

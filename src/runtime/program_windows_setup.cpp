@@ -86,11 +86,11 @@ bool Runtime::setup_program_windows(std::string *error) {
       *error = "cannot open the program's globals on rank 0: " + std::string(std::strerror(errno));
       return false;
     }
-    if (!platform::fault_handler_add_range(addr, addr + bytes)) {
+    if (!platform::fault_handler_add_range(addr, addr + bytes) ||
+        !platform::global_io_add_range(addr, addr + bytes)) {
       *error = "too many program windows";
       return false;
     }
-    platform::global_io_add_range(addr, addr + bytes);
   }
   platform::fault_handler_set_hint(private_pointer_hint);
   program_mode_ = true;
