@@ -27,7 +27,7 @@ Rank AddressSpace::home_of(PageId p) const {
 
 bool AddressSpace::maybe_allocated(uintptr_t addr) const {
   if (!contains(addr)) return false;
-  if (windows_.count() && windows_.contains(addr)) return true;
+  if (windows_.contains(addr)) return true;
   PageId p = page_of(addr);
   if (p < collective_pages_) return p < collective_pages_used();
   if (in_placed_region(p)) {
@@ -38,7 +38,7 @@ bool AddressSpace::maybe_allocated(uintptr_t addr) const {
 }
 
 Rank AddressSpace::arena_owner(uintptr_t addr) const {
-  if (!contains(addr) || (windows_.count() && windows_.contains(addr))) return -1;
+  if (!contains(addr) || windows_.contains(addr)) return -1;
   PageId p = page_of(addr);
   if (p < collective_pages_ + placed_pages_) return -1;
   PageId r = (p - collective_pages_ - placed_pages_) / arena_pages_;
@@ -59,12 +59,11 @@ bool AddressSpace::collective_reserve(uint64_t bytes, Placement placement, Rank 
   return true;
 }
 
-void AddressSpace::for_each_home_run(PageId first, PageId count, Rank who,
-                                     const std::function<void(PageId, PageId)> &fn) const {
+CollectiveRun AddressSpace::collective_run(PageId first, PageId count) const {
   CollectiveRun run = runs_.find(first);
   run.first = first;
   run.count = count;
-  for_each_run_home_pages(run, who, nranks_, fn);
+  return run;
 }
 
 }  // namespace agora

@@ -31,15 +31,15 @@ class AddressSpace {
   uint64_t size() const { return total_; }
   size_t page_size() const { return page_; }
   PageId page_of(uintptr_t addr) const {
-    if (windows_.count() && windows_.contains(addr)) return windows_.page_of(addr);
-    return (addr - base_) / page_;
+    PageId window_page = windows_.page_of(addr);
+    return window_page != ProgramWindows::kNone ? window_page : (addr - base_) / page_;
   }
   uintptr_t addr_of(PageId p) const {
     if (windows_.contains_page(p)) return windows_.addr_of(p);
     return base_ + p * page_;
   }
   bool contains(uintptr_t addr) const {
-    return (addr >= base_ && addr < base_ + total_) || (windows_.count() && windows_.contains(addr));
+    return (addr >= base_ && addr < base_ + total_) || windows_.contains(addr);
   }
   // Program mode: windows of the executable shared as global memory (their
   // pages follow the range's). Added at init, before any access.
@@ -58,10 +58,9 @@ class AddressSpace {
   // (any size, up to UINT64_MAX, is checked without overflow).
   bool collective_reserve(uint64_t bytes, Placement placement, Rank rank, PageId *first,
                           PageId *count);
-  // Calls fn(first, count) for each run of consecutive pages that `who`
-  // homes in the collective allocation [first, first+count).
-  void for_each_home_run(PageId first, PageId count, Rank who,
-                         const std::function<void(PageId, PageId)> &fn) const;
+  // The collective allocation [first, first+count) with its placement (for
+  // for_each_run_home_pages).
+  CollectiveRun collective_run(PageId first, PageId count) const;
   uint64_t collective_pages_used() const { return used_.load(std::memory_order_acquire); }
   uint64_t collective_capacity_pages() const { return collective_pages_; }
 

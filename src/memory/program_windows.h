@@ -35,18 +35,15 @@ class ProgramWindows {
   PageId first_page(int i) const { return w_[i].first; }
   PageId pages() const { return pages_; }
 
-  bool contains(uintptr_t a) const {
-    for (int i = 0; i < count_; ++i)
-      if (a >= w_[i].addr && a - w_[i].addr < w_[i].pages * page_) return true;
-    return false;
-  }
+  static constexpr PageId kNone = ~PageId(0);
+  bool contains(uintptr_t a) const { return page_of(a) != kNone; }
   bool contains_page(PageId p) const { return count_ && p >= first_ && p < first_ + pages_; }
-  // Callers check contains() first.
+  // kNone if a is in no window.
   PageId page_of(uintptr_t a) const {
     for (int i = 0; i < count_; ++i)
       if (a >= w_[i].addr && a - w_[i].addr < w_[i].pages * page_)
         return w_[i].first + (a - w_[i].addr) / page_;
-    return ~PageId(0);
+    return kNone;
   }
   uintptr_t addr_of(PageId p) const {
     for (int i = 0; i < count_; ++i)
