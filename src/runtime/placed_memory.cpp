@@ -195,12 +195,7 @@ void Runtime::placed_open(const CollectiveRun &run, const std::vector<uint32_t> 
     fatal("agora_malloc_placed: cannot record the allocation of pages %llu..+%llu (out of memory, "
           "or overlapping a live one)",
           (unsigned long long)run.first, (unsigned long long)run.count);
-  for_each_run_home_pages(run, rank(), nranks(), [&](PageId first, PageId pages) {
-    if (!platform::vm_protect((void *)space_->addr_of(first), pages * page_size(), engine_->home_access()))
-      fatal("agora_malloc_placed(%llu pages): mprotect of its home pages failed: %s (too many distinct "
-            "mappings? raise vm.max_map_count, or use AGORA_PLACE_BLOCK)",
-            (unsigned long long)run.count, std::strerror(errno));
-  });
+  open_home_pages(run, "agora_malloc_placed", run.count * page_size());
 }
 
 void Runtime::placed_close(PageId first, PageId count, std::vector<uint32_t> *floor) {

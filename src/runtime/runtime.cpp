@@ -270,8 +270,7 @@ void Runtime::report_stats() {
 
 void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
   header.src = rank();
-  messages_out_++;
-  stats_.messages_sent++;
+  stats_.messages_sent++;  // the hang watch's count too (watch messages go by send_control)
   stats_.bytes_sent += transport_.send(dst, header, payload);
   // AGORA_WAIT=block: dst's waiting threads sleep rather than poll, so every
   // message, replies and messages to this rank included, wakes its service.
@@ -584,7 +583,7 @@ RankState Runtime::hang_snapshot() {
   s.waits += semaphores_->describe_contention();
   s.waits += conditions_->describe_contention();
   s.outside_s = waits_.empty() ? now - last_inside_ : 0;
-  s.sent = messages_out_;
+  s.sent = stats_.messages_sent;
   s.received = messages_in_;
   return s;
 }
@@ -616,15 +615,8 @@ void *Runtime::alloc_collective(uint64_t bytes, Placement placement, Rank on_ran
   {
     std::lock_guard<std::mutex> g(lock_);
     ok = space_->collective_reserve(bytes, placement, on_rank, &first, &count);
-    // Open this rank's home pages, in runs, before any rank can use them.
-    if (ok)
-      space_->for_each_home_run(first, count, rank(), [&](PageId run, PageId pages) {
-        if (!platform::vm_protect((void *)space_->addr_of(run), pages * page_size(),
-                                  engine_->home_access()))
-          fatal("agora_alloc(%llu bytes): mprotect of its home pages failed: %s (too many distinct "
-                "mappings? raise vm.max_map_count, or use AGORA_PLACE_BLOCK)",
-                (unsigned long long)bytes, std::strerror(errno));
-      });
+    // Open this rank's home pages before any rank can use them.
+    if (ok) open_home_pages(space_->collective_run(first, count), "agora_alloc", bytes);
   }
   // Every rank must have asked for the same thing; this also keeps any rank
   // from touching the memory before its homes have opened their pages. The
@@ -738,6 +730,15 @@ void Runtime::on_memory_message(const MsgHeader &m, Payload p) {
   } else {
     reinterpret_cast<Waiter *>(m.b)->complete((int)(int64_t)m.c);
   }
+}
+
+void Runtime::open_home_pages(const CollectiveRun &run, const char *what, uint64_t bytes) {
+  for_each_run_home_pages(run, rank(), nranks(), [&](PageId first, PageId pages) {
+    if (!platform::vm_protect((void *)space_->addr_of(first), pages * page_size(), engine_->home_access()))
+      fatal("%s(%llu bytes): mprotect of its home pages failed: %s (too many distinct mappings? "
+            "raise vm.max_map_count, or use AGORA_PLACE_BLOCK)",
+            what, (unsigned long long)bytes, std::strerror(errno));
+  });
 }
 
 // ---- synchronisation -------------------------------------------------------------

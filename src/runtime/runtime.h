@@ -151,6 +151,9 @@ class Runtime final : public EngineHost {
   // lock_ held; delivers at most `budget` messages, returns how many.
   int poll_locked(int budget = 16);
   void dispatch(const MsgHeader &m, Payload p);
+  // Opens this rank's home pages of a new allocation in the application view,
+  // with the access the protocol gives a home (fatal if mprotect fails).
+  void open_home_pages(const CollectiveRun &run, const char *what, uint64_t bytes);
   void service_loop();
   void on_memory_message(const MsgHeader &m, Payload p);
   int free_local(uint64_t offset);
@@ -218,7 +221,7 @@ class Runtime final : public EngineHost {
   double last_inside_ = 0;            // when a wait last began or ended
   double next_watch_tick_ = 0;        // service thread only
   std::vector<int> internal_threads_; // sorted kernel tids of MPI's threads and the service thread
-  uint64_t messages_out_ = 0, messages_in_ = 0;  // watch messages excluded
+  uint64_t messages_in_ = 0;  // watch messages excluded (sent: stats_.messages_sent)
   uint64_t next_thread_lock_id_ = 0;  // locks created by agora threads (not collective)
 
   std::mutex lock_;
