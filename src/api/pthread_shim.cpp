@@ -229,8 +229,6 @@ int __wrap_pthread_cond_destroy(pthread_cond_t *c) {
   return to_errno(agora_cond_destroy(reinterpret_cast<agora_cond_t *>(c)));
 }
 
-// Once per job: the control word is also the name of the lock that orders
-// the callers, and the write of 1 under it reaches every later caller.
 // Once per job: the control word names the lock that orders the callers
 // (an address-named lock), and the flag written under it reaches every later
 // caller with the writes init made. (No unlocked fast path: under a relaxed

@@ -19,10 +19,10 @@ __attribute__((init_priority(101))) const std::vector<std::string> kKnownVariabl
     "AGORA_PROTOCOL", "AGORA_MEMORY", "AGORA_STATS", "AGORA_STATS_JSON", "AGORA_SERVICE",
     "AGORA_SERVICE_SLEEP_US", "AGORA_DEBUG", "AGORA_THREADS_PER_RANK", "AGORA_INTERVALS",
     "AGORA_WAIT", "AGORA_DOORBELL_SIGNAL", "AGORA_HANG_TIMEOUT", "AGORA_HANG_WARN",
+    "AGORA_STACK", "AGORA_HEAP",
     // the compiler wrappers agoracc / agoracxx (tools/agoracc.in): set in a
     // shell that also runs agorarun, they must not draw a warning
     "AGORA_CC", "AGORA_CXX", "AGORA_CC_MODE",
-    "AGORA_STACK", "AGORA_HEAP",
     // simulator tests (tests/sim): replay of a seed
     "AGORA_SIM_SEED", "AGORA_SIM_SEEDS", "AGORA_SIM_POLICY",
 };
