@@ -8,6 +8,9 @@ set(AGORA_PROGRAM_DIR ${PROJECT_SOURCE_DIR}/src/program)
 set(AGORA_PROGRAM_START_TARGET agora_program_start)
 set(AGORA_PROGRAM_START_INSTALLED agora_program_start.o)  # agora-program.ld excludes *agora_program_start*
 
+# The compile flags of program mode: the same list agora_add_program uses.
+list(JOIN AGORA_PROGRAM_COMPILE_OPTIONS " " AGORA_PROGRAM_COMPILE_FLAGS)
+
 function(agora_wrapper name compiler_var default_compiler)
   set(AGORA_WRAPPER_NAME ${name})
   set(AGORA_WRAPPER_COMPILER_VAR ${compiler_var})
