@@ -8,7 +8,7 @@
  *   misbehave reduce_huge         rank 1 passes a reduce count too large for one
  *                                 message (an error there), rank 0 a normal one
  *   misbehave lock_count          rank 0 creates one lock more, first
- *   misbehave deadlock            ranks lock two locks in opposite orders
+ *   misbehave deadlock            each rank holds its lock and waits for the next rank's
  *   misbehave finalize_holding    rank 1 finalizes holding a lock rank 0 waits for
  *   misbehave stop                rank 1 stops (SIGSTOP) while rank 0 waits in a barrier
  *   misbehave outside SECONDS     rank 1 computes outside Agora for a while (a warning; passes)
@@ -106,10 +106,14 @@ int main(int argc, char **argv) {
         CHECK(me != 1 || status == AGORA_ERR_INVALID_ARGUMENT, "huge reduce returned %d", status);
     }
     if (!strcmp(how, "deadlock")) {
-        agora_lock_t *locks = agora_lock_array_create(2);
-        agora_lock(&locks[me % 2]);
-        agora_barrier(); /* both hold their first lock */
-        agora_lock(&locks[(me + 1) % 2]);
+        /* One lock per rank and a cycle over all of them: with fewer locks
+         * than ranks two ranks race for the same first lock, and the report
+         * depends on which one won. */
+        int n = agora_nranks();
+        agora_lock_t *locks = agora_lock_array_create((size_t)n);
+        agora_lock(&locks[me]);
+        agora_barrier(); /* every rank holds its own lock */
+        agora_lock(&locks[(me + 1) % n]);
     }
     if (!strcmp(how, "finalize_holding")) {
         agora_lock_t *lk = agora_lock_create();
