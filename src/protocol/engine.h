@@ -14,6 +14,13 @@
 
 namespace agora {
 
+// Bytes a thread stored during a span, as found by store tracing.
+struct StoreRange {
+  PageId page;
+  uint32_t offset;
+  uint32_t length;  // within the page
+};
+
 class EngineHost : public ComponentHost {
  public:
   virtual size_t page_size() const = 0;
@@ -25,6 +32,10 @@ class EngineHost : public ComponentHost {
   // At the home: is the page part of a live allocation? (Catches accesses to
   // freed or never-allocated memory in another rank's arena.)
   virtual bool page_allocated(PageId page) const = 0;
+  // True while at most one application thread runs on this rank, so that a
+  // store made while a span is open is that span's (regc attributes stores
+  // by page and rank; with several threads it must assume some are ordinary).
+  virtual bool sole_application_thread() const { return false; }
 };
 
 class ProtocolEngine {
@@ -81,6 +92,42 @@ class ProtocolEngine {
   }
   virtual void barrier_complete(uint64_t epoch) { (void)epoch; }
 
+  // ---- spans: critical sections (regional consistency) ------------------------
+  // Locks call these around every critical section (a *span*, paper 000) so
+  // that a protocol can treat the stores made inside one apart from ordinary
+  // ones (regc). Other protocols keep the defaults: no-ops, and the lock
+  // hand-off hooks are release()/release_info()/acquire().
+  //
+  // A thread of this rank is about to request `lock`: call `ready` when the
+  // request may leave (regc: once this rank's ordinary stores are performed at
+  // every rank, rule 1). May call it before returning.
+  virtual void span_begin(uint64_t lock, std::function<void()> ready) {
+    (void)lock;
+    ready();
+  }
+  // A thread of this rank releases `lock`, before the release leaves the rank.
+  // `stores`, when the program was built with store tracing, lists exactly
+  // the bytes that thread stored to global memory during the span.
+  virtual void span_end(uint64_t lock, const std::vector<StoreRange> *stores) {
+    (void)lock;
+    (void)stores;
+  }
+  // The lock hand-off of release()/release_info()/acquire(), for one lock.
+  virtual void lock_release(uint64_t lock, std::function<void()> published) {
+    (void)lock;
+    release(std::move(published));
+  }
+  virtual void lock_release_info(uint64_t lock, Payload view, std::vector<std::byte> *out) {
+    (void)lock;
+    release_info(view, out);
+  }
+  // Called on every grant of `lock` to a thread of this rank (empty info:
+  // the lock was last released on this rank, or never).
+  virtual void lock_acquire(uint64_t lock, Payload info) {
+    (void)lock;
+    acquire(info);
+  }
+
   // ---- freed memory (agora_free of a placed allocation) -----------------------
   // Every rank calls this for [first, first+count) while the pages still have
   // their homes, once the program has freed them: drop every state of those
@@ -100,6 +147,8 @@ class ProtocolEngine {
 // Per-protocol options from the configuration.
 struct EngineOptions {
   IntervalPolicy intervals = IntervalPolicy::Lazy;  // hlrc: when an interval ends
+  // Testers only: break an engine on purpose, to show the checker notices.
+  enum class Mutation { None, RegcSkipRule1, RegcSkipSpanLog } mutation = Mutation::None;
 };
 
 // Names of the protocols this build provides, for configuration errors.

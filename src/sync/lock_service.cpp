@@ -12,22 +12,27 @@ int LockService::acquire(uint64_t lock, uint64_t thread, Waiter *w, bool try_onl
   uint64_t signature = signatures_ ? signatures_(lock) : 0;
   uint64_t token = (uint64_t)(uintptr_t)w;
   pending_thread_[token] = thread;
-  Requester r{host_.rank(), token, {}};
-  if (carries_consistency()) engine_->acquirer_view(&r.view);
-  Rank mgr = manager_of(lock);
-  if (mgr == host_.rank()) {
-    manager_request(lock, std::move(r), signature, try_only);
-  } else {
-    host_.send_request(mgr, {Channel::Lock, try_only ? kTryRequest : kRequest, 0, lock, token, signature},
-                       {r.view.data(), r.view.size()});
-  }
+  auto request = [this, lock, token, signature, try_only] {
+    Requester r{host_.rank(), token, {}};
+    if (carries_consistency()) engine_->acquirer_view(&r.view);
+    Rank mgr = manager_of(lock);
+    if (mgr == host_.rank()) {
+      manager_request(lock, std::move(r), signature, try_only);
+    } else {
+      host_.send_request(mgr, {Channel::Lock, try_only ? kTryRequest : kRequest, 0, lock, token, signature},
+                         {r.view.data(), r.view.size()});
+    }
+  };
+  if (engine_) engine_->span_begin(lock, std::move(request));
+  else request();
   return 0;
 }
 
-int LockService::release(uint64_t lock, uint64_t thread) {
+int LockService::release(uint64_t lock, uint64_t thread, const std::vector<StoreRange> *stores) {
   auto it = holder_thread_.find(lock);
   if (it == holder_thread_.end() || it->second != thread) return -4;
   holder_thread_.erase(it);
+  if (engine_) engine_->span_end(lock, stores);
   Rank mgr = manager_of(lock);
   if (mgr == host_.rank()) {
     manager_release(lock, host_.rank());
@@ -125,9 +130,9 @@ void LockService::grant(uint64_t lock, const Managed &l, Requester r) {
 void LockService::hand_off(uint64_t lock, Requester r) {
   // Publish this rank's writes, then grant with what the acquirer lacks.
   auto to = std::make_shared<Requester>(std::move(r));
-  engine_->release([this, lock, to] {
+  engine_->lock_release(lock, [this, lock, to] {
     std::vector<std::byte> info;
-    engine_->release_info({to->view.data(), to->view.size()}, &info);
+    engine_->lock_release_info(lock, {to->view.data(), to->view.size()}, &info);
     host_.send(to->rank, {Channel::Lock, kGrant, 0, lock, to->token, 0}, {info.data(), info.size()});
   });
 }
@@ -154,7 +159,7 @@ void LockService::granted_here(uint64_t lock, uint64_t token, Payload info) {
   holder_thread_[lock] = it->second;
   pending_thread_.erase(it);
   host_.stats().lock_acquires++;
-  if (carries_consistency()) engine_->acquire(info);
+  if (carries_consistency()) engine_->lock_acquire(lock, info);
   reinterpret_cast<Waiter *>(token)->complete(0);
 }
 

@@ -8,7 +8,9 @@
 // passes to a rank other than its last releaser, the manager asks that
 // releaser to publish its writes and grant the lock itself, with the notices
 // the acquirer lacks (one extra message unless the manager is the releaser).
-// A lock passing between threads of one rank needs neither.
+// A lock passing between threads of one rank needs neither. Every acquire
+// and release is also a span boundary for the protocol (span_begin before
+// the request leaves, span_end before the release does): regc needs them.
 //
 // Lock ids are handed out in creation order, so ranks that create different
 // numbers of locks would silently use different ids for "the same" lock. A
@@ -54,7 +56,8 @@ class LockService {
   // For hang reports: locks managed here that threads wait for, one line each.
   std::string describe_contention() const;
   // Returns 0, or AGORA_ERR_NOT_HELD (-4) if `thread` does not hold `lock`.
-  int release(uint64_t lock, uint64_t thread);
+  // `stores`: the bytes the thread stored in the span, if store tracing found them.
+  int release(uint64_t lock, uint64_t thread, const std::vector<StoreRange> *stores = nullptr);
   void on_message(const MsgHeader &m, Payload p);
 
   Rank manager_of(uint64_t lock) const {
