@@ -9,7 +9,7 @@ namespace agora {
   X(read_faults) X(write_faults) X(pages_fetched) X(invalidations_sent)             \
   X(invalidations_received) X(messages_sent) X(bytes_sent) X(lock_acquires) X(barriers)  \
   X(twins) X(diffs_sent) X(diff_bytes) X(intervals) X(notices_applied) X(stale_replies)       \
-  X(notices_kept_peak)
+  X(notices_kept_peak) X(updates_applied)
 #define AGORA_STATS_TIMES(X) X(fault_time_s) X(sync_time_s)
 
 void Stats::add(const Stats &o) {

@@ -25,6 +25,9 @@ struct Stats {
   uint64_t notices_applied = 0;     // write notices that invalidated a page here
   uint64_t stale_replies = 0;       // page replies dropped: older than required, or duplicates
   uint64_t notices_kept_peak = 0;   // most intervals stored at once (bounded by GC)
+  // Regional consistency (regc): fine-grain updates applied to a cached copy
+  // in place of an invalidation (lock-carried, broadcast or at barriers).
+  uint64_t updates_applied = 0;
   double fault_time_s = 0;
   double sync_time_s = 0;
 
@@ -34,7 +37,7 @@ struct Stats {
   // Flat vector for collective reduction and its inverse.
   std::vector<double> to_vector() const;
   static Stats from_vector(const double *v);
-  static constexpr int kFields = 18;
+  static constexpr int kFields = 19;
 };
 
 // {"ranks": [...], "totals": {...}}

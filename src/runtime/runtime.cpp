@@ -1007,6 +1007,10 @@ void Runtime::finish_threads() {
   // only grow: two rounds with the same totals mean no rank did anything in
   // between, and then created == ended means no thread is left.
   int64_t last[2] = {0, 0};  // before the first round nothing had happened
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    main_finalizing_ = true;
+  }
   for (;;) {
     WaitNote note{WaitKind::FinalizeThreads};
     bool noted = false;  // for the hang watch, while this rank's threads run

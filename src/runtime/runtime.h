@@ -65,6 +65,10 @@ class Runtime final : public EngineHost {
   std::byte *frame(PageId page) override;
   Rank home_of(PageId page) const override { return space_->home_of(page); }
   bool page_allocated(PageId page) const override;
+  // Agora threads started here, plus main unless it only waits in finalize.
+  bool sole_application_thread() const override {
+    return threads_->running() + (main_finalizing_ ? 0 : 1) <= 1;
+  }
 
   // API operations (called without the lock held).
   bool handle_fault(void *addr, bool is_write);
@@ -174,6 +178,7 @@ class Runtime final : public EngineHost {
   int start_thread(uint64_t id, Payload fn, uint64_t arg);  // ThreadService's starter
   void run_thread(uint64_t id, void *(*fn)(void *), void *arg);
   void finish_threads();  // finalize: until no agora thread runs on any rank
+  bool main_finalizing_ = false;  // under lock_: main runs no program code any more
   // Polls (or sleeps briefly) until w completes or the deadline passes; true if it completed.
   bool wait_until(Waiter &w, double deadline);
   static uint64_t thread_token();  // names the calling thread within the rank (lock holders)

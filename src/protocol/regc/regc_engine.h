@@ -1,0 +1,155 @@
+// Regional consistency (paper 000, Samhita): `regc` and `regc-page`.
+//
+// A *span* is the code between a lock acquire and its release; everything
+// else is an ordinary region. Rule 1: ordinary stores made before a span
+// starts at P_i are visible at every span that starts anywhere after it;
+// rule 2: stores made in spans of a lock are visible at that lock's next
+// spans; rule 3: everything before a barrier is visible after it.
+//
+// Writes are found by write protection, with twins and diffs as in hlrc;
+// every closed interval sends its diffs to the pages' homes, which apply
+// them in arrival order and acknowledge each with the page's new *version*
+// (a per-page count of applied diffs). What travels is then one entry per
+// page (regc_entries.h): an update (the diff) or a notice (invalidate a copy
+// older than the version). Copies track their version, so entries can arrive
+// by several paths, in any order, more than once.
+//
+//   - span_begin (rule 1): close the interval, then broadcast its entries to
+//     every rank and wait for every acknowledgement before the lock request
+//     leaves. Any span that starts later anywhere has them applied.
+//   - span_end (rule 2): close the interval; its entries join the lock's log,
+//     which travels with the lock to the next holder and is applied there.
+//   - barriers (rule 3): each rank's entries since the last barrier go round.
+//   - other sync (thread create/join, thread barriers, semaphores): a release
+//     broadcasts like span_begin, so the acquire needs nothing.
+//
+// The two protocols differ in what a span's entries carry. `regc-page`
+// (samhita_page) sends notices only: the next holder invalidates the pages.
+// `regc` (samhita) sends updates: the next holder patches its copy, so a
+// lock-protected accumulator never costs a page fetch. Under `regc` a small
+// ordinary diff (at most kOrdinaryUpdateMax bytes) also travels as an update
+// rather than an invalidation; a large one is a notice, as in the paper.
+//
+// Attribution: write protection sees pages per rank, not stores per thread.
+// While several application threads run on the rank, a store made during a
+// span may be another thread's ordinary store, so a span's entries are then
+// broadcast at the next span start as well (conservative, never wrong).
+// With store tracing (span_end's `stores`), a page whose diff lies within
+// the bytes the thread stored is known to be the span's alone.
+#pragma once
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/engine.h"
+#include "protocol/regc/regc_entries.h"
+
+namespace agora {
+
+class RegcEngine final : public ProtocolEngine {
+ public:
+  enum class SpanStores { Updates, Notices };  // regc, regc-page
+  RegcEngine(EngineHost &host, SpanStores span_stores, const EngineOptions &options);
+  const char *name() const override { return fine_grain() ? "regc" : "regc-page"; }
+  void on_fault(PageId page, Access need, Waiter *w) override;
+  void on_message(const MsgHeader &m, Payload p) override;
+  Access local_access(PageId page) const override;
+  Access home_access() const override { return Access::Write; }
+
+  bool carries_consistency() const override { return true; }
+  void release(std::function<void()> published) override;
+  void span_begin(uint64_t lock, std::function<void()> ready) override;
+  void span_end(uint64_t lock, const std::vector<StoreRange> *stores) override;
+  void lock_release(uint64_t lock, std::function<void()> published) override;
+  void lock_release_info(uint64_t lock, Payload view, std::vector<std::byte> *out) override;
+  void lock_acquire(uint64_t lock, Payload info) override;
+  void barrier_arrive(uint64_t epoch, std::function<void()> published) override;
+  void barrier_info(uint64_t epoch, std::vector<std::byte> *out) override;
+  void barrier_receive(uint64_t epoch, Payload info) override;
+  void barrier_complete(uint64_t epoch) override;
+  void forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) override;
+  void raise_page_floor(const std::vector<uint32_t> &floor) override;
+
+  static constexpr size_t kOrdinaryUpdateMax = 256;
+
+  enum Op : uint16_t {
+    kFetch = 1,   // requester -> home: a = page
+    kPage,        // home -> requester: a = page, b = version; payload = page
+    kNack,        // home -> requester: a = page, b = status (not allocated)
+    kDiffs,       // writer -> home: a = batch; payload = {u64 page, u32 size, diff}*
+    kDiffsAck,    // home -> writer: a = batch; payload = u64 version per page, in order
+    kEntries,     // broadcast: payload = an encoded RegcLog
+    kEntriesAck,  // receiver -> broadcaster
+  };
+
+ private:
+  struct PageState {
+    Access access;
+    bool dirty = false;       // written in the open interval
+    bool fetching = false;    // a kFetch is outstanding
+    bool want_write = false;  // a waiter of the fetch is a write
+    bool refetch = false;     // a diff left after the fetch: its reply lacks it
+    std::vector<std::byte> twin;
+    uint64_t version = 0;  // a valid copy: the home version it equals; home: current
+    uint64_t need = 0;     // the least version a fetched copy may have
+    bool cached_elsewhere = false;  // home pages: another rank fetched a copy
+    std::vector<Waiter *> waiters;
+  };
+  // Where a closed interval's entries go, by the sync operation closing it.
+  enum class Closing { Ordinary, SpanEnd, Barrier };
+
+  bool fine_grain() const { return span_stores_ == SpanStores::Updates; }
+  bool is_home(PageId page) const { return host_.home_of(page) == host_.rank(); }
+  PageState &state(PageId page);
+
+  // ---- faults and copies (regc_pages.cpp) ----
+  void fetch(PageId page, PageState &s);
+  void on_page(const MsgHeader &m, Payload p);
+  void install(PageId page, PageState &s, const std::byte *data, uint64_t version);
+  void on_nack(const MsgHeader &m);
+  void make_dirty(PageId page, PageState &s);
+  void apply(const RegcEntry &e);
+  void apply_all(std::vector<RegcEntryRef> entries);
+  void invalidate(PageId page, PageState &s);
+
+  // ---- home side (regc_home.cpp) ----
+  void home_serve(const MsgHeader &m);
+  void home_apply_diffs(const MsgHeader &m, Payload p);
+
+  // ---- intervals and publication (regc_publish.cpp) ----
+  struct Closed {
+    RegcEntryRef entry;
+    bool span_only;  // store tracing shows the diff is the span's own stores
+  };
+  std::vector<Closed> close_interval(Closing why, const std::vector<StoreRange> *stores);
+  void record(const std::vector<Closed> &made, Closing why);
+  void on_diffs_ack(const MsgHeader &m, Payload p);
+  void when_acknowledged(std::function<void()> fn);
+  void broadcast_then(std::function<void()> fn);
+  void on_entries(const MsgHeader &m, Payload p);
+  void on_entries_ack();
+
+  EngineHost &host_;
+  SpanStores span_stores_;
+  EngineOptions options_;
+  std::unordered_map<PageId, PageState> pages_;
+  std::vector<PageId> dirty_;
+  uint32_t phase_ = 0;  // barriers completed here
+
+  // Diffs awaiting their homes' versions, by batch.
+  uint64_t next_batch_ = 1;
+  std::map<uint64_t, std::vector<RegcEntryRef>> unacknowledged_;
+  std::vector<std::function<void()>> on_acknowledged_;
+
+  RegcLog unbroadcast_;    // own entries every rank needs before its next span (rule 1)
+  RegcLog since_barrier_;  // own entries not yet delivered to every rank (rule 3)
+  unsigned broadcast_acks_outstanding_ = 0;
+  std::vector<std::function<void()>> on_broadcast_;
+
+  std::map<uint64_t, RegcLog> open_spans_;  // lock -> entries closed while it is held here
+  std::map<uint64_t, RegcLog> lock_logs_;   // lock -> its log, while last released here
+  std::map<uint64_t, RegcLog> barrier_sets_;  // epoch -> entries heard of
+  uint64_t page_floor_ = 0;  // versions of pages newly homed here start above freed ones
+};
+
+}  // namespace agora

@@ -1,0 +1,57 @@
+// Home side of regc: serving copies with their version, applying diffs in
+// arrival order (each one the page's next version).
+#include <cstring>
+
+#include "common/log.h"
+#include "common/stats.h"
+#include "protocol/regc/regc_engine.h"
+#include "protocol/shared/page_diff.h"
+
+namespace agora {
+
+void RegcEngine::home_serve(const MsgHeader &m) {
+  PageId page = m.a;
+  if (!host_.page_allocated(page)) {
+    host_.send(m.src, {Channel::Protocol, kNack, 0, page, (uint64_t)(int64_t)-5, 0});
+    return;
+  }
+  PageState &s = state(page);
+  if (!s.cached_elsewhere) {
+    // From now on the home's own writes must produce entries. Protect before
+    // copying: a write racing with the copy then faults and is tracked.
+    s.cached_elsewhere = true;
+    if (s.access == Access::Write && !s.dirty) {
+      s.access = Access::Read;
+      host_.set_access(page, Access::Read);
+    }
+  }
+  host_.send(m.src, {Channel::Protocol, kPage, 0, page, s.version, 0}, {host_.frame(page), host_.page_size()});
+}
+
+void RegcEngine::home_apply_diffs(const MsgHeader &m, Payload p) {
+  std::vector<std::byte> versions;
+  size_t at = 0;
+  while (at < p.size) {
+    uint64_t page;
+    uint32_t size;
+    if (at + 12 > p.size) fatal("%s: malformed diffs from rank %d", name(), m.src);
+    std::memcpy(&page, p.data + at, 8);
+    std::memcpy(&size, p.data + at + 8, 4);
+    at += 12;
+    if (at + size > p.size || !is_home(page) ||
+        !page_diff_apply(host_.frame(page), host_.page_size(), p.data + at, size))
+      fatal("%s: malformed diff of page %llu from rank %d", name(), (unsigned long long)page, m.src);
+    PageState &s = state(page);
+    // The home's own open interval diffs against its twin: keep the twin
+    // equal to the frame outside the home's own writes.
+    if (s.dirty && !s.twin.empty()) page_diff_apply(s.twin.data(), host_.page_size(), p.data + at, size);
+    at += size;
+    uint64_t v = ++s.version;
+    size_t o = versions.size();
+    versions.resize(o + 8);
+    std::memcpy(versions.data() + o, &v, 8);
+  }
+  host_.send(m.src, {Channel::Protocol, kDiffsAck, 0, m.a, 0, 0}, {versions.data(), versions.size()});
+}
+
+}  // namespace agora

@@ -1,0 +1,169 @@
+// Requester side of regc: access faults, twins, page fetches and installs,
+// and applying the entries that sync operations bring.
+#include <algorithm>
+#include <cstring>
+
+#include "common/log.h"
+#include "common/stats.h"
+#include "protocol/regc/regc_engine.h"
+#include "protocol/shared/page_diff.h"
+
+namespace agora {
+
+RegcEngine::RegcEngine(EngineHost &host, SpanStores span_stores, const EngineOptions &options)
+    : host_(host), span_stores_(span_stores), options_(options) {
+  if (host.page_size() > 32768) fatal("%s: page size %zu exceeds 32 KiB", name(), host.page_size());
+}
+
+RegcEngine::PageState &RegcEngine::state(PageId page) {
+  auto it = pages_.find(page);
+  if (it != pages_.end()) return it->second;
+  PageState &s = pages_[page];
+  s.access = is_home(page) ? Access::Write : Access::None;
+  if (is_home(page)) s.version = page_floor_;
+  return s;
+}
+
+Access RegcEngine::local_access(PageId page) const {
+  auto it = pages_.find(page);
+  if (it != pages_.end()) return it->second.access;
+  return host_.home_of(page) == host_.rank() ? Access::Write : Access::None;
+}
+
+void RegcEngine::on_fault(PageId page, Access need, Waiter *w) {
+  PageState &s = state(page);
+  if (is_home(page) && !host_.page_allocated(page)) {
+    w->complete(-5);
+    return;
+  }
+  if (s.access == Access::None) {
+    s.waiters.push_back(w);
+    s.want_write |= need == Access::Write;
+    if (!s.fetching) fetch(page, s);
+    return;
+  }
+  if (need == Access::Write && s.access == Access::Read) make_dirty(page, s);
+  w->complete(0);
+}
+
+void RegcEngine::make_dirty(PageId page, PageState &s) {
+  if (!s.dirty) {
+    s.dirty = true;
+    dirty_.push_back(page);
+    // A home page needs a twin only to produce updates (regc); its notices
+    // need none, and the home copy is the reference for everyone else.
+    if (!is_home(page) || fine_grain()) {
+      const std::byte *f = host_.frame(page);
+      s.twin.assign(f, f + host_.page_size());
+      host_.stats().twins++;
+    }
+  }
+  s.access = Access::Write;
+  host_.set_access(page, Access::Write);
+}
+
+void RegcEngine::fetch(PageId page, PageState &s) {
+  s.fetching = true;
+  s.refetch = false;
+  host_.send_request(host_.home_of(page), {Channel::Protocol, kFetch, 0, page, 0, 0});
+}
+
+void RegcEngine::on_page(const MsgHeader &m, Payload p) {
+  PageId page = m.a;
+  PageState &s = state(page);
+  if (p.size != host_.page_size()) fatal("%s: malformed page reply from rank %d", name(), m.src);
+  if (!s.fetching || s.access != Access::None) {  // a duplicate: already installed
+    host_.stats().stale_replies++;
+    return;
+  }
+  if (m.b < s.need || s.refetch) {  // served before writes this rank must see reached the home
+    host_.stats().stale_replies++;
+    fetch(page, s);
+    return;
+  }
+  install(page, s, p.data, m.b);
+}
+
+void RegcEngine::install(PageId page, PageState &s, const std::byte *data, uint64_t version) {
+  std::byte *frame = host_.frame(page);
+  const size_t size = host_.page_size();
+  if (s.dirty) {
+    // 2-way diffing: keep this rank's writes of the open interval across the refresh.
+    std::vector<std::byte> mine;
+    page_diff_encode(frame, s.twin.data(), size, &mine);
+    std::memcpy(frame, data, size);
+    std::memcpy(s.twin.data(), data, size);
+    page_diff_apply(frame, size, mine.data(), mine.size());
+    s.access = Access::Write;
+  } else {
+    std::memcpy(frame, data, size);
+    s.access = Access::Read;
+  }
+  s.version = version;
+  s.fetching = false;
+  host_.stats().pages_fetched++;
+  if (s.want_write && !s.dirty) make_dirty(page, s);
+  else host_.set_access(page, s.access);
+  s.want_write = false;
+  std::vector<Waiter *> waiters;
+  waiters.swap(s.waiters);
+  for (Waiter *w : waiters) w->complete(0);
+}
+
+void RegcEngine::on_nack(const MsgHeader &m) {
+  PageState &s = state(m.a);
+  s.fetching = false;
+  s.want_write = false;
+  std::vector<Waiter *> waiters;
+  waiters.swap(s.waiters);
+  for (Waiter *w : waiters) w->complete((int)(int64_t)m.b);
+}
+
+void RegcEngine::invalidate(PageId page, PageState &s) {
+  if (s.access == Access::None) return;
+  s.access = Access::None;  // a dirty page keeps its twin (2-way diffing)
+  host_.set_access(page, Access::None);
+  host_.stats().notices_applied++;
+  host_.stats().invalidations_received++;
+}
+
+void RegcEngine::apply(const RegcEntry &e) {
+  if (is_home(e.page)) return;  // the home applied the diff before any entry named it
+  PageState &s = state(e.page);
+  s.need = std::max(s.need, e.version);
+  if (s.access == Access::None || s.version >= e.version) return;
+  if (!e.update.empty() && s.version + 1 == e.version) {
+    // The next version of this copy: patch it (and the twin, so that this
+    // rank's own diff stays its own writes).
+    const size_t size = host_.page_size();
+    if (!page_diff_apply(host_.frame(e.page), size, e.update.data(), e.update.size()) ||
+        (s.dirty && !page_diff_apply(s.twin.data(), size, e.update.data(), e.update.size())))
+      fatal("%s: malformed update of page %llu", name(), (unsigned long long)e.page);
+    s.version = e.version;
+    host_.stats().updates_applied++;
+    return;
+  }
+  invalidate(e.page, s);  // a notice, or an update whose predecessors this copy lacks
+}
+
+void RegcEngine::apply_all(std::vector<RegcEntryRef> entries) {
+  std::sort(entries.begin(), entries.end(), [](const RegcEntryRef &a, const RegcEntryRef &b) {
+    return a->page != b->page ? a->page < b->page : a->version < b->version;
+  });
+  for (const auto &e : entries) apply(*e);
+}
+
+void RegcEngine::on_message(const MsgHeader &m, Payload p) {
+  switch (m.op) {
+    case kFetch: home_serve(m); break;
+    case kPage: on_page(m, p); break;
+    case kNack: on_nack(m); break;
+    case kDiffs: home_apply_diffs(m, p); break;
+    case kDiffsAck: on_diffs_ack(m, p); break;
+    case kEntries: on_entries(m, p); break;
+    case kEntriesAck: on_entries_ack(); break;
+    default: fatal("%s: unknown message op %u from rank %d", name(), (unsigned)m.op, m.src);
+  }
+}
+
+}  // namespace agora

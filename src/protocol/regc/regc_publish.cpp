@@ -1,0 +1,243 @@
+// Intervals of regc and where their entries go: broadcast before a span
+// (rule 1), a lock's log (rule 2), barriers (rule 3).
+#include <algorithm>
+#include <cstring>
+
+#include "common/log.h"
+#include "common/stats.h"
+#include "protocol/regc/regc_engine.h"
+#include "protocol/shared/page_diff.h"
+
+namespace agora {
+
+namespace {
+// True if every run of an encoded diff lies inside bytes the thread was
+// traced storing: then the diff is that span's stores and nobody else's.
+bool diff_within(const std::vector<std::byte> &diff, const std::vector<StoreRange> &stores, PageId page) {
+  size_t at = 0;
+  while (at + 4 <= diff.size()) {
+    uint16_t off, len;
+    std::memcpy(&off, diff.data() + at, 2);
+    std::memcpy(&len, diff.data() + at + 2, 2);
+    at += 4 + len;
+    bool inside = false;
+    for (const StoreRange &r : stores)
+      inside |= r.page == page && r.offset <= off && off + len <= r.offset + r.length;
+    if (!inside) return false;
+  }
+  return true;
+}
+}  // namespace
+
+std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const std::vector<StoreRange> *stores) {
+  std::vector<Closed> made;
+  if (dirty_.empty()) return made;
+  const size_t size = host_.page_size();
+  std::map<Rank, std::vector<std::byte>> to_home;
+  std::map<Rank, std::vector<RegcEntryRef>> awaiting;
+  for (PageId page : dirty_) {
+    PageState &s = state(page);
+    // Protect before diffing: a later write by any thread faults and starts
+    // the next interval's twin.
+    if (s.access == Access::Write) {
+      s.access = Access::Read;
+      host_.set_access(page, Access::Read);
+    }
+    s.dirty = false;
+    auto e = std::make_shared<RegcEntry>();
+    e->page = page;
+    e->phase = phase_;
+    std::vector<std::byte> diff;
+    if (!s.twin.empty()) page_diff_encode(host_.frame(page), s.twin.data(), size, &diff);
+    s.twin.clear();
+    s.twin.shrink_to_fit();
+    // Under regc a span's diffs travel as updates, and so do small ordinary
+    // ones. An update is always the whole diff: a copy patched with it is
+    // then exactly the home's version it names.
+    if (fine_grain() && (why == Closing::SpanEnd || diff.size() <= kOrdinaryUpdateMax)) e->update = diff;
+    const bool span_only = why == Closing::SpanEnd && stores && !diff.empty() && diff_within(diff, *stores, page);
+    if (is_home(page)) {
+      if (!s.cached_elsewhere) continue;  // nobody holds a copy: nothing to tell
+      e->version = ++s.version;
+    } else {
+      std::vector<std::byte> &buf = to_home[host_.home_of(page)];
+      uint64_t p = page;
+      uint32_t len = (uint32_t)diff.size();
+      size_t at = buf.size();
+      buf.resize(at + 12);
+      std::memcpy(buf.data() + at, &p, 8);
+      std::memcpy(buf.data() + at + 8, &len, 4);
+      buf.insert(buf.end(), diff.begin(), diff.end());
+      host_.stats().diffs_sent++;
+      host_.stats().diff_bytes += diff.size();
+      if (s.fetching) s.refetch = true;  // a reply in flight predates this diff
+      awaiting[host_.home_of(page)].push_back(e);
+    }
+    made.push_back({e, span_only});
+  }
+  for (auto &[home, buf] : to_home) {
+    uint64_t batch = next_batch_++;
+    unacknowledged_[batch] = std::move(awaiting[home]);
+    host_.send_request(home, {Channel::Protocol, kDiffs, 0, batch, 0, 0}, {buf.data(), buf.size()});
+  }
+  dirty_.clear();
+  host_.stats().intervals++;
+  return made;
+}
+
+void RegcEngine::record(const std::vector<Closed> &made, Closing why) {
+  // Without tracing, write protection sees pages, not threads: while other
+  // application threads run here, some of these stores may be theirs and
+  // ordinary, so rule 1 wants them broadcast too.
+  const bool others_may_store = !host_.sole_application_thread();
+  for (const Closed &c : made) {
+    since_barrier_.add(c.entry);
+    for (auto &[lock, log] : open_spans_) log.add(c.entry);
+    if (why == Closing::Ordinary || (others_may_store && !c.span_only)) unbroadcast_.add(c.entry);
+  }
+}
+
+void RegcEngine::on_diffs_ack(const MsgHeader &m, Payload p) {
+  auto it = unacknowledged_.find(m.a);
+  if (it == unacknowledged_.end() || p.size != 8 * it->second.size())
+    fatal("%s: unexpected diff acknowledgement from rank %d", name(), m.src);
+  for (size_t i = 0; i < it->second.size(); ++i) {
+    RegcEntry &e = *it->second[i];
+    std::memcpy(&e.version, p.data + 8 * i, 8);
+    // This copy holds the writes it sent: if it was the home's previous
+    // version, it is now this one.
+    auto ps = pages_.find(e.page);
+    if (ps != pages_.end() && ps->second.access != Access::None && ps->second.version + 1 == e.version)
+      ps->second.version = e.version;
+  }
+  unacknowledged_.erase(it);
+  if (!unacknowledged_.empty()) return;
+  std::vector<std::function<void()>> ready;
+  ready.swap(on_acknowledged_);
+  for (auto &fn : ready) fn();
+}
+
+void RegcEngine::when_acknowledged(std::function<void()> fn) {
+  if (unacknowledged_.empty()) fn();
+  else on_acknowledged_.push_back(std::move(fn));
+}
+
+void RegcEngine::broadcast_then(std::function<void()> fn) {
+  when_acknowledged([this, fn = std::move(fn)] {
+    if (!unbroadcast_.empty() && options_.mutation != EngineOptions::Mutation::RegcSkipRule1) {
+      std::vector<std::byte> buf;
+      unbroadcast_.encode(&buf);
+      unbroadcast_.clear();
+      for (Rank r = 0; r < host_.nranks(); ++r) {
+        if (r == host_.rank()) continue;
+        host_.send_request(r, {Channel::Protocol, kEntries, 0, 0, 0, 0}, {buf.data(), buf.size()});
+        ++broadcast_acks_outstanding_;
+      }
+    }
+    // Acknowledgements come back in order, so once none is outstanding
+    // every broadcast sent so far (this one included) has been applied.
+    if (broadcast_acks_outstanding_ == 0) fn();
+    else on_broadcast_.push_back(fn);
+  });
+}
+
+void RegcEngine::on_entries(const MsgHeader &m, Payload p) {
+  std::vector<RegcEntryRef> entries;
+  if (!RegcLog::decode(p, &entries)) fatal("%s: malformed entries from rank %d", name(), m.src);
+  apply_all(std::move(entries));
+  host_.send(m.src, {Channel::Protocol, kEntriesAck, 0, 0, 0, 0});
+}
+
+void RegcEngine::on_entries_ack() {
+  if (broadcast_acks_outstanding_ == 0) fatal("%s: unexpected broadcast acknowledgement", name());
+  if (--broadcast_acks_outstanding_ > 0) return;
+  std::vector<std::function<void()>> ready;
+  ready.swap(on_broadcast_);
+  for (auto &fn : ready) fn();
+}
+
+// ---- sync hooks -------------------------------------------------------------
+
+void RegcEngine::release(std::function<void()> published) {
+  record(close_interval(Closing::Ordinary, nullptr), Closing::Ordinary);
+  broadcast_then(std::move(published));
+}
+
+void RegcEngine::span_begin(uint64_t lock, std::function<void()> ready) {
+  (void)lock;
+  record(close_interval(Closing::Ordinary, nullptr), Closing::Ordinary);
+  broadcast_then(std::move(ready));
+}
+
+void RegcEngine::lock_acquire(uint64_t lock, Payload info) {
+  if (info.size) {
+    std::vector<RegcEntryRef> entries;
+    if (!RegcLog::decode(info, &entries)) fatal("%s: malformed lock log of lock %llu", name(), (unsigned long long)lock);
+    RegcLog &log = lock_logs_[lock];
+    log.clear();  // the log that came with the lock is the whole of it
+    for (const auto &e : entries) log.add(e);
+    apply_all(std::move(entries));
+  }
+  open_spans_[lock].clear();
+}
+
+void RegcEngine::span_end(uint64_t lock, const std::vector<StoreRange> *stores) {
+  record(close_interval(Closing::SpanEnd, stores), Closing::SpanEnd);
+  auto it = open_spans_.find(lock);
+  if (it == open_spans_.end()) return;
+  if (options_.mutation != EngineOptions::Mutation::RegcSkipSpanLog) lock_logs_[lock].add_all(it->second);
+  open_spans_.erase(it);
+}
+
+void RegcEngine::lock_release(uint64_t lock, std::function<void()> published) {
+  (void)lock;
+  when_acknowledged(std::move(published));  // the log's versions are known
+}
+
+void RegcEngine::lock_release_info(uint64_t lock, Payload view, std::vector<std::byte> *out) {
+  (void)view;
+  auto it = lock_logs_.find(lock);
+  if (it == lock_logs_.end()) {
+    RegcLog().encode(out);
+    return;
+  }
+  it->second.encode(out);
+  lock_logs_.erase(it);  // it travels with the lock
+}
+
+void RegcEngine::barrier_arrive(uint64_t epoch, std::function<void()> published) {
+  record(close_interval(Closing::Barrier, nullptr), Closing::Barrier);
+  when_acknowledged([this, epoch, published = std::move(published)] {
+    barrier_sets_[epoch].add_all(since_barrier_);
+    since_barrier_.clear();  // this barrier delivers them
+    published();
+  });
+}
+
+void RegcEngine::barrier_info(uint64_t epoch, std::vector<std::byte> *out) { barrier_sets_[epoch].encode(out); }
+
+void RegcEngine::barrier_receive(uint64_t epoch, Payload info) {
+  std::vector<RegcEntryRef> entries;
+  if (!RegcLog::decode(info, &entries)) fatal("%s: malformed barrier message", name());
+  RegcLog &set = barrier_sets_[epoch];
+  for (const auto &e : entries) set.add(e);
+}
+
+void RegcEngine::barrier_complete(uint64_t epoch) {
+  auto it = barrier_sets_.find(epoch);
+  if (it != barrier_sets_.end()) {
+    apply_all(it->second.entries());
+    barrier_sets_.erase(barrier_sets_.begin(), std::next(it));
+  }
+  // Every rank has now entered this barrier, so every rank has completed
+  // the previous one. An entry made before the barrier before that (even by
+  // a thread that kept running while its rank was in it) was delivered by
+  // one of them: it is everywhere.
+  if (++phase_ >= 3) {
+    unbroadcast_.drop_before_phase(phase_ - 2);
+    for (auto &[lock, log] : lock_logs_) log.drop_before_phase(phase_ - 2);
+    for (auto &[lock, log] : open_spans_) log.drop_before_phase(phase_ - 2);
+  }
+}
+
+}  // namespace agora
