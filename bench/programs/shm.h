@@ -64,14 +64,16 @@ enum shm_op { SHM_OP_SUM = 0, SHM_OP_MIN = 1, SHM_OP_MAX = 2 };
 /* Statistics of the Agora runtime captured around the timed kernel, so that
  * per-iteration counts exclude initialisation and validation. The names are
  * the keys of the runtime's statistics JSON. */
-#define SHM_NSTATS 14
+#define SHM_NSTATS 15
 static const char *const shm_stat_names[SHM_NSTATS] = {
     "read_faults",        "write_faults",       "pages_fetched",
     "invalidations_sent", "invalidations_received", "messages_sent",
     "bytes_sent",         "lock_acquires",      "barriers",
     "fault_time_s",       "sync_time_s",
-    /* multiple-writer protocols (hlrc); 0 where the runtime has no such key */
-    "twins",              "diffs_sent",         "diff_bytes"};
+    /* multiple-writer protocols (hlrc, regc); 0 where the runtime has no such key */
+    "twins",              "diffs_sent",         "diff_bytes",
+    /* regc: lock-carried, broadcast and barrier updates applied to copies */
+    "updates_applied"};
 
 static inline void shm_die(const char *fmt, ...)
 {

@@ -38,6 +38,7 @@
 // the bytes the thread stored is known to be the span's alone.
 #pragma once
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -135,6 +136,8 @@ class RegcEngine final : public ProtocolEngine {
   std::unordered_map<PageId, PageState> pages_;
   std::vector<PageId> dirty_;
   uint32_t phase_ = 0;  // barriers completed here
+  bool threaded_ = false;  // several application threads ran here in this phase
+  std::set<uint64_t> threaded_phases_;  // barrier epochs whose phase was threaded somewhere
 
   // Diffs awaiting their homes' versions, by batch.
   uint64_t next_batch_ = 1;

@@ -90,6 +90,7 @@ void RegcEngine::record(const std::vector<Closed> &made, Closing why) {
   // application threads run here, some of these stores may be theirs and
   // ordinary, so rule 1 wants them broadcast too.
   const bool others_may_store = !host_.sole_application_thread();
+  threaded_ |= others_may_store;
   for (const Closed &c : made) {
     since_barrier_.add(c.entry);
     for (auto &[lock, log] : open_spans_) log.add(c.entry);
@@ -207,6 +208,8 @@ void RegcEngine::lock_release_info(uint64_t lock, Payload view, std::vector<std:
 
 void RegcEngine::barrier_arrive(uint64_t epoch, std::function<void()> published) {
   record(close_interval(Closing::Barrier, nullptr), Closing::Barrier);
+  if (threaded_ || !host_.sole_application_thread()) threaded_phases_.insert(epoch);
+  threaded_ = false;
   when_acknowledged([this, epoch, published = std::move(published)] {
     barrier_sets_[epoch].add_all(since_barrier_);
     since_barrier_.clear();  // this barrier delivers them
@@ -214,11 +217,18 @@ void RegcEngine::barrier_arrive(uint64_t epoch, std::function<void()> published)
   });
 }
 
-void RegcEngine::barrier_info(uint64_t epoch, std::vector<std::byte> *out) { barrier_sets_[epoch].encode(out); }
+void RegcEngine::barrier_info(uint64_t epoch, std::vector<std::byte> *out) {
+  // First whether any rank heard of ran several application threads in this
+  // phase (then entries are kept one barrier longer), then the entries.
+  out->push_back(std::byte{(uint8_t)(threaded_phases_.count(epoch) ? 1 : 0)});
+  barrier_sets_[epoch].encode(out);
+}
 
 void RegcEngine::barrier_receive(uint64_t epoch, Payload info) {
   std::vector<RegcEntryRef> entries;
-  if (!RegcLog::decode(info, &entries)) fatal("%s: malformed barrier message", name());
+  if (info.size < 1 || !RegcLog::decode({info.data + 1, info.size - 1}, &entries))
+    fatal("%s: malformed barrier message", name());
+  if (info.data[0] != std::byte{0}) threaded_phases_.insert(epoch);
   RegcLog &set = barrier_sets_[epoch];
   for (const auto &e : entries) set.add(e);
 }
@@ -229,15 +239,19 @@ void RegcEngine::barrier_complete(uint64_t epoch) {
     apply_all(it->second.entries());
     barrier_sets_.erase(barrier_sets_.begin(), std::next(it));
   }
-  // Every rank has now entered this barrier, so every rank has completed
-  // the previous one. An entry made before the barrier before that (even by
-  // a thread that kept running while its rank was in it) was delivered by
-  // one of them: it is everywhere.
-  if (++phase_ >= 3) {
-    unbroadcast_.drop_before_phase(phase_ - 2);
-    for (auto &[lock, log] : lock_logs_) log.drop_before_phase(phase_ - 2);
-    for (auto &[lock, log] : open_spans_) log.drop_before_phase(phase_ - 2);
-  }
+  // Entries everyone has applied can go. Every rank has now entered this
+  // barrier. If each ran one application thread in the phase it ends, no
+  // rank can start a span before applying this barrier's entries, which are
+  // all entries made before it. Otherwise a thread may have kept running
+  // (and storing) while its rank was in the barrier, and only entries made
+  // before the previous barrier are surely everywhere.
+  ++phase_;
+  const bool threaded = threaded_phases_.count(epoch) > 0;
+  threaded_phases_.erase(threaded_phases_.begin(), threaded_phases_.upper_bound(epoch));
+  const uint32_t applied_everywhere = threaded ? (phase_ >= 2 ? phase_ - 2 : 0) : phase_;
+  unbroadcast_.drop_before_phase(applied_everywhere);
+  for (auto &[lock, log] : lock_logs_) log.drop_before_phase(applied_everywhere);
+  for (auto &[lock, log] : open_spans_) log.drop_before_phase(applied_everywhere);
 }
 
 }  // namespace agora
