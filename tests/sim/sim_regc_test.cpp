@@ -161,3 +161,233 @@ TEST(SimRegc, SameSeedReplaysExactly) {
   EXPECT_EQ(a.messages, b.messages);
   EXPECT_EQ(a.reads, b.reads);
 }
+
+// ---- mutations: a broken regc engine must be caught within a few seeds -------
+
+namespace {
+
+void expect_mutation_caught(const std::string &protocol, EngineOptions::Mutation m, const char *name) {
+  EngineOptions e;
+  e.mutation = m;
+  Totals t = run_seeds(protocol, 20, true, e);
+  print((protocol + " with " + name).c_str(), t);
+  ASSERT_GT(t.failed, 0u) << "the checker did not notice " << name << " in " << protocol << " over 20 seeds";
+  EXPECT_LE(t.first_failure, 10u) << t.failure;
+}
+
+}  // namespace
+
+TEST(SimRegc, CheckerCatchesRegcSkippingRule1) {
+  SKIP_UNLESS_BUILT("regc");
+  expect_mutation_caught("regc", EngineOptions::Mutation::RegcSkipRule1, "RegcSkipRule1");
+}
+TEST(SimRegc, CheckerCatchesRegcSkippingSpanLog) {
+  SKIP_UNLESS_BUILT("regc");
+  expect_mutation_caught("regc", EngineOptions::Mutation::RegcSkipSpanLog, "RegcSkipSpanLog");
+}
+TEST(SimRegc, CheckerCatchesRegcPageSkippingRule1) {
+  SKIP_UNLESS_BUILT("regc-page");
+  expect_mutation_caught("regc-page", EngineOptions::Mutation::RegcSkipRule1, "RegcSkipRule1");
+}
+TEST(SimRegc, CheckerCatchesRegcPageSkippingSpanLog) {
+  SKIP_UNLESS_BUILT("regc-page");
+  expect_mutation_caught("regc-page", EngineOptions::Mutation::RegcSkipSpanLog, "RegcSkipSpanLog");
+}
+
+// ---- directed scenarios --------------------------------------------------------
+// One thread per node; Signal/Await only order the threads' steps (they make
+// nothing visible). Each runs over several seeds, so page homes and lock
+// managers move between nodes and messages are reordered differently.
+
+namespace {
+
+constexpr uint64_t kX = 0, kY = 4;  // words on page 0 and page 1 (32-byte pages)
+using K = RegcOpKind;
+
+struct Scenario {
+  const char *name;
+  int nodes, locks;
+  RegcProgram program;
+  int rule;  // the rule the scenario is about: runs must be constrained by it
+};
+
+uint64_t v(uint64_t word, uint64_t k) { return regc_value(word, k); }
+
+// Ordinary store at node 0, then node 0's span of lock 0; node 1's span of
+// lock 1, started after that, must see the store (rule 1, across locks).
+// Node 0 keeps lock 0 until node 1 has read, so that no release (which
+// under hlrc may push the store to its home) helps.
+Scenario cross_lock_rule1() {
+  return {"cross-lock rule 1", 2, 2,
+          {{{K::Await, 0}, {K::Write, kX, v(kX, 1)}, {K::Lock, 0}, {K::Signal, 1}, {K::Await, 2}, {K::Unlock, 0}},
+           {{K::Read, kX}, {K::Signal, 0}, {K::Await, 1}, {K::Lock, 1}, {K::Read, kX}, {K::Unlock, 1}, {K::Signal, 2}}},
+          1};
+}
+
+// The same, but node 1 reads before its span: nothing is required yet.
+Scenario cross_lock_read_before_span() {
+  return {"read before the span", 2, 2,
+          {{{K::Await, 0}, {K::Write, kX, v(kX, 1)}, {K::Lock, 0}, {K::Signal, 1}, {K::Unlock, 0}},
+           {{K::Read, kX}, {K::Signal, 0}, {K::Await, 1}, {K::Read, kX}, {K::Lock, 1}, {K::Unlock, 1}}},
+          0};
+}
+
+// Rule 2 over three nodes: node 0's consistent store of x reaches node 1's
+// next span of the lock, and with node 1's store of y, node 2's after it.
+Scenario rule2_three_nodes() {
+  return {"rule 2 across three nodes", 3, 1,
+          {{{K::Await, 0}, {K::Lock, 0}, {K::Write, kX, v(kX, 1)}, {K::Unlock, 0}, {K::Signal, 1}},
+           {{K::Await, 1}, {K::Lock, 0}, {K::Read, kX}, {K::Write, kY, v(kY, 1)}, {K::Unlock, 0}, {K::Signal, 2}},
+           {{K::Read, kX}, {K::Read, kY}, {K::Signal, 0}, {K::Await, 2}, {K::Lock, 0}, {K::Read, kX}, {K::Read, kY},
+            {K::Unlock, 0}}},
+          2};
+}
+
+// Nested spans: y, stored inside lock 1's span nested in lock 0's, belongs
+// to both locks; x, stored in lock 0's span only, to lock 0.
+Scenario nested_spans() {
+  return {"nested spans", 3, 2,
+          {{{K::Await, 0}, {K::Await, 3}, {K::Lock, 0}, {K::Write, kX, v(kX, 1)}, {K::Lock, 1},
+            {K::Write, kY, v(kY, 1)}, {K::Unlock, 1}, {K::Unlock, 0}, {K::Signal, 1}},
+           {{K::Read, kY}, {K::Signal, 0}, {K::Await, 1}, {K::Lock, 1}, {K::Read, kY}, {K::Unlock, 1}},
+           {{K::Read, kX}, {K::Read, kY}, {K::Signal, 3}, {K::Await, 1}, {K::Lock, 0}, {K::Read, kX}, {K::Read, kY},
+            {K::Unlock, 0}}},
+          2};
+}
+
+// Rule 3: a store before a barrier is seen by every node after it.
+Scenario rule3_barrier() {
+  return {"rule 3", 2, 1,
+          {{{K::Await, 0}, {K::Write, kX, v(kX, 1)}, {K::Barrier}, {K::Read, kY}},
+           {{K::Read, kX}, {K::Signal, 0}, {K::Barrier}, {K::Read, kX}}},
+          3};
+}
+
+std::vector<Scenario> scenarios() {
+  return {cross_lock_rule1(), cross_lock_read_before_span(), rule2_three_nodes(), nested_spans(), rule3_barrier()};
+}
+
+struct ScenarioRuns {
+  int failed = 0;
+  std::string failure;
+  uint64_t constrained[4] = {};
+};
+
+ScenarioRuns run_scenario(const Scenario &sc, const std::string &protocol, EngineOptions engine = {},
+                          bool ignore_downgrades = false, uint64_t seeds = 24) {
+  ScenarioRuns out;
+  for (uint64_t seed = 1; seed <= seeds; ++seed) {
+    SimOptions o;
+    o.protocol = protocol;
+    o.engine = engine;
+    o.seed = seed;
+    o.nodes = sc.nodes;
+    o.pages = 2;
+    o.page_size = 32;
+    o.ignore_downgrades = ignore_downgrades;
+    RegcRunResult r = run_regc_program(o, 1, sc.locks, sc.program);
+    for (int k = 1; k <= 3; ++k) out.constrained[k] += r.constrained[k];
+    if (!r.ok && !out.failed++) out.failure = r.failure;
+  }
+  return out;
+}
+
+void expect_scenarios_pass(const std::string &protocol, EngineOptions engine = {}) {
+  for (const Scenario &sc : scenarios()) {
+    ScenarioRuns r = run_scenario(sc, protocol, engine);
+    EXPECT_EQ(r.failed, 0) << sc.name << ": " << r.failure;
+    if (sc.rule) EXPECT_GT(r.constrained[sc.rule], 0u) << sc.name << " never constrained a read by rule " << sc.rule;
+  }
+}
+
+}  // namespace
+
+TEST(SimRegcScenario, ScPassesEveryScenario) { expect_scenarios_pass("sc"); }
+
+TEST(SimRegcScenario, RegcPassesEveryScenario) {
+  SKIP_UNLESS_BUILT("regc");
+  expect_scenarios_pass("regc");
+}
+
+TEST(SimRegcScenario, RegcPagePassesEveryScenario) {
+  SKIP_UNLESS_BUILT("regc-page");
+  expect_scenarios_pass("regc-page");
+}
+
+// Release consistency keeps rules 2 and 3 but not the cross-lock rule 1.
+TEST(SimRegcScenario, HlrcFailsCrossLockRule1AndPassesTheRest) {
+  for (IntervalPolicy policy : {IntervalPolicy::Lazy, IntervalPolicy::Aggressive}) {
+    EngineOptions e;
+    e.intervals = policy;
+    SCOPED_TRACE(policy == IntervalPolicy::Lazy ? "hlrc lazy" : "hlrc aggressive");
+    for (const Scenario &sc : scenarios()) {
+      ScenarioRuns r = run_scenario(sc, "hlrc", e);
+      if (sc.rule == 1) {
+        // Lazy: node 1 reads its stale copy on every seed. Aggressive: node
+        // 0's acquire ends its interval and sends the store home, so on the
+        // 12 seeds where x's home (page + seed) % 2 is node 1, it sees it.
+        int stale = policy == IntervalPolicy::Lazy ? 24 : 12;
+        EXPECT_EQ(r.failed, stale) << sc.name << ": the checker saw hlrc's stale read in " << r.failed
+                                   << " of 24 seeds, not " << stale;
+        EXPECT_NE(r.failure.find("rule 1"), std::string::npos) << r.failure;
+      } else {
+        EXPECT_EQ(r.failed, 0) << sc.name << ": " << r.failure;
+      }
+    }
+  }
+}
+
+// With the simulated mprotect ignoring downgrades, stale copies stay
+// readable: every scenario that requires a write must then fail (on some
+// seed), so none of them passes for lack of checking.
+TEST(SimRegcScenario, CheckerCatchesStaleCopiesInEveryScenario) {
+  for (const Scenario &sc : scenarios()) {
+    if (!sc.rule) continue;
+    ScenarioRuns r = run_scenario(sc, "sc", {}, true);
+    EXPECT_GT(r.failed, 0) << sc.name << ": stale copies went unnoticed";
+  }
+}
+
+// ---- the oracle alone ------------------------------------------------------------
+
+TEST(SimRegcOracle, Rule1NeedsASpanGrantedAfterTheWritersNextSpan) {
+  RegcOracle o(2, {0, 1}, 2, 4);
+  o.write(0, 1, 7);
+  o.granted(0, 0, 5);
+  o.granted(1, 1, 5);  // same action: not after
+  EXPECT_EQ(o.read(1, 1, 0), "");
+  o.released(1, 1);
+  o.granted(1, 1, 6);
+  std::string bad = o.read(1, 1, 0);
+  EXPECT_NE(bad.find("rule 1"), std::string::npos) << bad;
+  EXPECT_EQ(o.read(1, 1, 7), "");
+}
+
+TEST(SimRegcOracle, Rule2CountsReleasesOfTheSameLockOnly) {
+  RegcOracle o(3, {0, 1, 2}, 2, 4);
+  o.granted(0, 0, 1);
+  o.write(0, 2, 9);
+  EXPECT_EQ(o.read(1, 2, 0), "");  // span not ended
+  o.released(0, 0);
+  o.granted(1, 1, 2);  // another lock: rule 2 does not apply (rule 1 neither: a consistent store)
+  EXPECT_EQ(o.read(1, 2, 0), "");
+  o.granted(2, 0, 3);
+  std::string bad = o.read(2, 2, 0);
+  EXPECT_NE(bad.find("rule 2"), std::string::npos) << bad;
+}
+
+TEST(SimRegcOracle, RacingWritesMayBeSeenInEitherOrderButOrderedOnesNot) {
+  RegcOracle o(3, {0, 1, 2}, 1, 4);
+  o.write(0, 3, 11);
+  o.write(1, 3, 22);  // races with 11
+  for (int t = 0; t < 3; ++t) o.passed_barrier(t);
+  EXPECT_EQ(o.read(2, 3, 22), "");
+  EXPECT_EQ(o.read(2, 3, 11), "");  // unordered: either may be the newer
+  std::string bad = o.read(2, 3, 0);
+  EXPECT_NE(bad.find("rule 3"), std::string::npos) << bad;
+  o.write(1, 3, 33);  // after the barrier: ordered after 11 (rule 3) and 22 (same node)
+  for (int t = 0; t < 3; ++t) o.passed_barrier(t);
+  EXPECT_EQ(o.read(2, 3, 33), "");
+  EXPECT_NE(o.read(2, 3, 11), "");  // older than 33, which is required (and was read)
+  EXPECT_NE(o.read(2, 3, 44), "");  // never written
+}
