@@ -1,5 +1,7 @@
 #include "sim/sim_program.h"
 
+#include "sim/sim_scheduler.h"
+
 #include <cstring>
 #include <deque>
 #include <sstream>
@@ -16,17 +18,9 @@ struct Thread {
   uint64_t reg = 0;
   bool blocked = false;
   Waiter waiter;
-  bool at_barrier = false;
-  uint64_t barrier_generation = 0;
+  BarrierVisit barrier;
   bool issued = false;                 // the current thread barrier / semaphore op was started
   uint64_t thread_barriers_passed = 0;  // = the round of the next thread barrier
-};
-
-struct NodeBarrier {
-  int arrived = 0;
-  bool entered = false;  // the node's barrier service has been entered
-  Waiter waiter;
-  uint64_t generation = 0;
 };
 
 // Which phases end with a thread barrier, and the word naming it (drawn only
@@ -314,32 +308,13 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
           return false;
         }
         break;
-      case OpKind::Barrier: {
-        NodeBarrier &nb = barriers[t.node];
-        if (!t.at_barrier) {
-          t.at_barrier = true;
-          t.barrier_generation = nb.generation;
-          nb.arrived++;
+      case OpKind::Barrier:
+        switch (node_barrier_step(node, barriers[t.node], t.barrier, shape.threads_per_node)) {
+          case BarrierStep::Passed: break;
+          case BarrierStep::Progressed: return true;
+          case BarrierStep::Blocked: return false;
         }
-        if (nb.generation != t.barrier_generation) {  // released
-          t.at_barrier = false;
-          break;
-        }
-        if (nb.arrived == shape.threads_per_node && !nb.entered) {
-          nb.entered = true;
-          nb.waiter.reset();
-          node.barrier().arrive(&nb.waiter);
-          return true;
-        }
-        if (nb.entered && nb.waiter.done()) {
-          nb.entered = false;
-          nb.arrived = 0;
-          nb.generation++;
-          t.at_barrier = false;
-          break;
-        }
-        return false;
-      }
+        break;
       case OpKind::ThreadBarrier: {
         uint64_t round = t.thread_barriers_passed;
         if (!t.issued) {
@@ -390,27 +365,13 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
     return true;
   };
 
-  const uint64_t max_steps = 2'000'000;
-  while (result.ok) {
-    bool all_done = true;
-    for (auto &t : threads) all_done &= t.pc >= t.ops.size();
-    if (all_done) break;
-    if (++result.steps > max_steps) {
-      fail("no completion after " + std::to_string(max_steps) + " steps (livelock?)");
-      break;
-    }
-    // Half the time deliver a message, half the time step a random thread;
-    // fall back to the other when one has nothing to do.
-    bool progressed = false;
-    if (cluster.in_flight() && rng() % 2 == 0) progressed = cluster.deliver_one();
-    if (!progressed) {
-      size_t start = rng() % threads.size();
-      for (size_t k = 0; k < threads.size() && !progressed && result.ok; ++k)
-        progressed = step((start + k) % threads.size());
-    }
-    if (!progressed && result.ok) progressed = cluster.deliver_one();
-    if (!progressed && result.ok) fail("deadlock: no thread can run and no message is in flight");
-  }
+  Schedule schedule;
+  schedule.threads = threads.size();
+  schedule.step = step;
+  schedule.finished = [&](size_t i) { return threads[i].pc >= threads[i].ops.size(); };
+  schedule.ok = [&] { return result.ok; };
+  schedule.fail = fail;
+  run_schedule(cluster, schedule, &result.steps);
   if (result.ok)
     for (size_t r = 0; r < round_serial.size() && result.ok; ++r)
       if (round_serial[r] != 1)
