@@ -7,7 +7,8 @@
  * participants' agora_thread_self() ids (double values that cancel, so any
  * other order gives other bits), and the results of all are compared.
  *
- * threadreduce rounds N ROUNDS | nofault N ROUNDS | mismatch | toobig */
+ * threadreduce rounds N ROUNDS | nofault N ROUNDS | mismatch N | toobig N | never_met N
+ * (never_met: a team of N + 1 of which N come; the hang watch must say so) */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,13 @@ static void *toobig_worker(void *p) {
     return NULL;
 }
 
+static void *never_met_worker(void *p) {
+    (void)p;
+    double v = 1;
+    agora_thread_reduce(&team, &v, 1, AGORA_DOUBLE, AGORA_SUM);
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     agora_init(&argc, &argv);
     CHECK(agora_program_mode() && agora_is_global(&team), "not in program mode");
@@ -182,14 +190,16 @@ int main(int argc, char **argv) {
                           : !strcmp(mode, "nofault")  ? nofault_worker
                           : !strcmp(mode, "mismatch") ? mismatch_worker
                           : !strcmp(mode, "toobig")   ? toobig_worker
+                          : !strcmp(mode, "never_met") ? never_met_worker
                                                       : NULL;
     CHECK(fn, "unknown mode %s", mode);
     CHECK(team.count == 0 && team.magic == 0, "the static object is not zero-filled");
     /* Before init: not initialised, at once (not a hang). */
     int64_t x = 1;
     CHECK(agora_thread_reduce(&team, &x, 1, AGORA_INT64, AGORA_SUM) == AGORA_ERR_INVALID_ARGUMENT, "uninitialised");
-    CHECK(agora_thread_reduction_init(&team, (unsigned)nthreads) == AGORA_OK, "init");
-    CHECK(team.count == (uint32_t)nthreads, "count %u", team.count);
+    unsigned team_size = (unsigned)nthreads + !strcmp(mode, "never_met");
+    CHECK(agora_thread_reduction_init(&team, team_size) == AGORA_OK, "init");
+    CHECK(team.count == team_size, "count %u", team.count);
     heap_team = malloc(sizeof *heap_team);
     CHECK(heap_team && agora_is_global(heap_team), "malloc");
     CHECK(agora_thread_reduction_init(heap_team, (unsigned)nthreads) == AGORA_OK, "init");
