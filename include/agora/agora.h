@@ -189,6 +189,33 @@ int agora_thread_barrier_wait(agora_thread_barrier_t *b);
 int agora_thread_barrier_wait_count(agora_thread_barrier_t *b, unsigned count);
 int agora_thread_barrier_destroy(agora_thread_barrier_t *b);
 
+/* A reduction among a team of threads on any ranks (paper 000's reduction
+ * extension): every thread of the team contributes n values and each gets
+ * their combination, with no lock and no page fault (the object is only a
+ * name: its manager, the home rank of its page, works from messages).
+ * Zero-filled objects (a static global) are valid once initialised. */
+typedef struct agora_thread_reduction {
+    uint32_t count;   /* set by agora_thread_reduction_init */
+    uint32_t magic;
+    uint64_t reserved[2];
+} agora_thread_reduction_t;
+/* Like pthread_barrier_init: count >= 1 threads take part in every round.
+ * Call it once (one thread) before the team's first reduce. */
+int agora_thread_reduction_init(agora_thread_reduction_t *r, unsigned count);
+/* All count threads call it with the same n, type and op (checked: a mismatch is
+ * AGORA_ERR_MISUSE for every participant of that round, with a message naming both
+ * calls); each gets the combination of all contributions in buf (in place, n
+ * elements, at most AGORA_THREAD_REDUCE_MAX; more is AGORA_ERR_INVALID_ARGUMENT for
+ * every participant of that round). Combined once, in the order of the
+ * participants' agora_thread_self() ids, so every participant gets the same bits
+ * and a rerun the same result. Reusable round after round. Carries no memory
+ * consistency (like MPI_Allreduce): use a barrier to publish memory. */
+#define AGORA_THREAD_REDUCE_MAX (1u << 20)
+int agora_thread_reduce(agora_thread_reduction_t *r, void *buf, size_t n,
+                        agora_type_t type, agora_op_t op);
+/* AGORA_BUSY while threads are in a round on it. */
+int agora_thread_reduction_destroy(agora_thread_reduction_t *r);
+
 typedef struct agora_cond {
     uint64_t reserved[2];
 } agora_cond_t;

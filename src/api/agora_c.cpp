@@ -356,6 +356,41 @@ int agora_thread_barrier_destroy(agora_thread_barrier_t *b) {
   return AGORA_OK;
 }
 
+static constexpr uint32_t kReductionMagic = 0x44455254;  // "TRED": initialised by agora_thread_reduction_init
+static_assert(AGORA_THREAD_REDUCE_MAX == agora::ThreadReduceService::kMaxElements);
+
+int agora_thread_reduction_init(agora_thread_reduction_t *r, unsigned count) {
+  AGORA_ON_PRIVATE_STACK(agora_thread_reduction_init(r, count));
+  RUNTIME_OR("agora_thread_reduction_init", AGORA_ERR_NOT_INITIALIZED);
+  if (!global_object(rt, "agora_thread_reduction_init", r, sizeof *r)) return AGORA_ERR_INVALID_ARGUMENT;
+  if (count == 0) {
+    agora::log_error("agora_thread_reduction_init(%p): count must be at least 1", (void *)r);
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  int status = rt->thread_reduction_init((uint64_t)(uintptr_t)r, count);
+  if (status != AGORA_OK) return status;
+  // For debuggers only: reductions never read the object (its manager keeps the count).
+  r->count = count;
+  r->magic = kReductionMagic;
+  return AGORA_OK;
+}
+
+int agora_thread_reduce(agora_thread_reduction_t *r, void *buf, size_t n, agora_type_t type, agora_op_t op) {
+  AGORA_ON_PRIVATE_STACK(agora_thread_reduce(r, buf, n, type, op));
+  RUNTIME_OR("agora_thread_reduce", AGORA_ERR_NOT_INITIALIZED);
+  if (!global_object(rt, "agora_thread_reduce", r, sizeof *r)) return AGORA_ERR_INVALID_ARGUMENT;
+  return rt->thread_reduce((uint64_t)(uintptr_t)r, buf, n, (agora::ReduceType)type, (agora::ReduceOp)op);
+}
+
+int agora_thread_reduction_destroy(agora_thread_reduction_t *r) {
+  AGORA_ON_PRIVATE_STACK(agora_thread_reduction_destroy(r));
+  RUNTIME_OR("agora_thread_reduction_destroy", AGORA_ERR_NOT_INITIALIZED);
+  if (!global_object(rt, "agora_thread_reduction_destroy", r, sizeof *r)) return AGORA_ERR_INVALID_ARGUMENT;
+  int status = rt->thread_reduction_destroy((uint64_t)(uintptr_t)r);
+  if (status == AGORA_OK) r->magic = 0;
+  return status;
+}
+
 int agora_cond_init(agora_cond_t *c) {
   RUNTIME_OR("agora_cond_init", AGORA_ERR_NOT_INITIALIZED);
   if (!global_object(rt, "agora_cond_init", c, sizeof *c)) return AGORA_ERR_INVALID_ARGUMENT;

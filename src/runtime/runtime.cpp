@@ -182,6 +182,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   locks_->set_managers(manager_of);
   thread_barriers_.emplace(*this, manager_of);
   thread_barriers_->attach(engine_.get());
+  thread_reductions_.emplace(*this, manager_of);
   semaphores_.emplace(*this, manager_of);
   semaphores_->attach(engine_.get());
   conditions_.emplace(*this, manager_of);
@@ -368,6 +369,7 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
     case Channel::Thread: threads_->on_message(m, p); break;
     case Channel::Watch: watch_->on_message(m, p); break;
     case Channel::ThreadBarrier: thread_barriers_->on_message(m, p); break;
+    case Channel::ThreadReduce: thread_reductions_->on_message(m, p); break;
     case Channel::Semaphore: semaphores_->on_message(m, p); break;
     case Channel::Condition: conditions_->on_message(m, p); break;
     default: fatal("message with unknown channel %u from rank %d", (unsigned)m.channel, m.src);
@@ -516,6 +518,10 @@ std::string Runtime::describe_wait(const WaitNote &n) const {
       std::snprintf(line, sizeof line, "agora_thread_barrier_wait(barrier at %p, count %llu), managed by rank %d",
                     (void *)n.a, (unsigned long long)n.b, manager_of_key(n.a));
       break;
+    case WaitKind::ThreadReduce:
+      std::snprintf(line, sizeof line, "agora_thread_reduce(reduction at %p, %llu elements), managed by rank %d",
+                    (void *)n.a, (unsigned long long)n.b, manager_of_key(n.a));
+      break;
     case WaitKind::Condition:
       std::snprintf(line, sizeof line, "agora_cond_wait(condition variable at %p), managed by rank %d",
                     (void *)n.a, manager_of_key(n.a));
@@ -580,6 +586,7 @@ RankState Runtime::hang_snapshot() {
   s.blocked = blocked > 0 && blocked >= app;
   s.waits += locks_->describe_contention();
   s.waits += thread_barriers_->describe_contention();
+  s.waits += thread_reductions_->describe_contention();
   s.waits += semaphores_->describe_contention();
   s.waits += conditions_->describe_contention();
   s.outside_s = waits_.empty() ? now - last_inside_ : 0;

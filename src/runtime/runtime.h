@@ -36,6 +36,7 @@
 #include "sync/reduce_service.h"
 #include "sync/semaphore_service.h"
 #include "sync/thread_barrier_service.h"
+#include "sync/thread_reduce_service.h"
 #include "sync/thread_service.h"
 #include "transport/mpi/mpi_transport.h"
 
@@ -100,6 +101,10 @@ class Runtime final : public EngineHost {
   int sem_post(uint64_t object);
   int sem_get_value(uint64_t object, int *value);
   int sem_destroy(uint64_t object);
+  // Reductions among threads (runtime_thread_reduce.cpp).
+  int thread_reduction_init(uint64_t object, uint32_t count);
+  int thread_reduce(uint64_t object, void *buf, size_t n, ReduceType type, ReduceOp op);
+  int thread_reduction_destroy(uint64_t object);
   int thread_slots() const { return (int)(config_.threads_per_rank * (uint64_t)nranks()); }
   // Job-wide id of the calling thread: (rank+1) << 48 | id for an agora
   // thread (so pthread_t can carry it), | 1 << 47 | a token for any other.
@@ -129,7 +134,7 @@ class Runtime final : public EngineHost {
   void wait(Waiter &w, bool patient = false);
   // Where a thread of this rank waits inside Agora, for the hang watch.
   enum class WaitKind : uint8_t { Fault, Lock, Collective, Free, ThreadCreate, ThreadJoin, FinalizeThreads,
-                                  ThreadBarrier, Condition, Semaphore, Placed };
+                                  ThreadBarrier, Condition, Semaphore, Placed, ThreadReduce };
   struct WaitNote {
     WaitKind kind;
     uint64_t a = 0, b = 0;  // address and home, lock id, tag, rank and id, ... (see describe_wait)
@@ -205,6 +210,7 @@ class Runtime final : public EngineHost {
   std::optional<ReduceService> reduce_;
   std::optional<ThreadService> threads_;
   std::optional<ThreadBarrierService> thread_barriers_;
+  std::optional<ThreadReduceService> thread_reductions_;
   std::optional<SemaphoreService> semaphores_;
   std::optional<ConditionService> conditions_;
   // Threads this rank created by the placement rule and has not joined: at

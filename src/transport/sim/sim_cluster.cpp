@@ -7,7 +7,8 @@ namespace agora {
 SimNode::SimNode(SimCluster &cluster, Rank rank, const std::string &protocol)
     : cluster_(cluster), rank_(rank), locks_(*this), barrier_(*this), reduce_(*this),
       thread_barriers_(*this, [this](uint64_t object) { return manager_of(object); }),
-      semaphores_(*this, [this](uint64_t object) { return manager_of(object); }) {
+      semaphores_(*this, [this](uint64_t object) { return manager_of(object); }),
+      thread_reductions_(*this, [this](uint64_t object) { return manager_of(object); }) {
   const SimOptions &o = cluster.options();
   frames_.assign(o.pages * o.page_size, std::byte{0});
   access_.assign(o.pages, Access::None);
@@ -48,6 +49,7 @@ void SimNode::deliver(const MsgHeader &m, Payload p) {
     case Channel::Reduce: reduce_.on_message(m, p); break;
     case Channel::ThreadBarrier: thread_barriers_.on_message(m, p); break;
     case Channel::Semaphore: semaphores_.on_message(m, p); break;
+    case Channel::ThreadReduce: thread_reductions_.on_message(m, p); break;
     default: fatal("simulator: message on unexpected channel %u", (unsigned)m.channel);
   }
 }

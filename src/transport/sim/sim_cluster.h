@@ -19,6 +19,7 @@
 #include "sync/reduce_service.h"
 #include "sync/semaphore_service.h"
 #include "sync/thread_barrier_service.h"
+#include "sync/thread_reduce_service.h"
 
 namespace agora {
 
@@ -45,6 +46,7 @@ class SimNode final : public EngineHost {
   ReduceService &reduce() { return reduce_; }
   ThreadBarrierService &thread_barriers() { return thread_barriers_; }
   SemaphoreService &semaphores() { return semaphores_; }
+  ThreadReduceService &thread_reductions() { return thread_reductions_; }
   // Thread barriers and semaphores are named by an address (here: a byte
   // offset into the simulated space, which may lie past its pages) and
   // managed by the home of its page, as the runtime's manager_of_key does.
@@ -63,6 +65,7 @@ class SimNode final : public EngineHost {
   ReduceService reduce_;
   ThreadBarrierService thread_barriers_;
   SemaphoreService semaphores_;
+  ThreadReduceService thread_reductions_;
 };
 
 struct SimOptions {
