@@ -12,6 +12,8 @@ command -v python3 >/dev/null || need+=(python3)
 # the install test (pkg-config agora) and the PARMACS macro file (m4)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v m4 >/dev/null || need+=(m4)
+# store tracing (docs/store-tracing.md): clang -fsanitize-coverage=trace-stores
+command -v clang >/dev/null && command -v clang++ >/dev/null || need+=(clang)
 python3 -c 'import matplotlib' 2>/dev/null || need+=(python3-matplotlib)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "runtime/oversubscription.h"
 #include "runtime/program_request.h"
+#include "runtime/store_trace.h"
 
 namespace agora {
 
@@ -167,6 +168,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   platform::vm_protect((void *)space_->addr_of(space_->arena_first_page(rank())),
                        space_->arena_pages() * page, engine_->home_access());
   if (program_request() && !setup_program_windows(error)) return false;
+  store_trace_set_global_memory(*space_);  // what traced stores may record
 
   locks_.emplace(*this);
   locks_->attach(engine_.get());
