@@ -70,7 +70,9 @@ void RegcOracle::write(int thread, uint64_t word, uint64_t value) {
   // there, is older than the new write (transitively).
   w.older.assign(w.index, 0);
   auto take = [&](size_t r, uint8_t why) {
-    if (r == kInitial) return;
+    // Only writes this one is ordered after pass their order on: a write
+    // the writer neither had to see nor read races with it.
+    if (r == kInitial || why == 0) return;
     const Write &o = writes_[r];
     w.older[o.index] |= why;
     for (size_t i = 0; i < o.older.size(); ++i)

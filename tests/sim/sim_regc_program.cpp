@@ -85,7 +85,9 @@ const char *mutation_name(EngineOptions::Mutation m) {
 
 }  // namespace
 
-RegcRunResult run_regc_program(const SimOptions &o, int threads_per_node, int locks, RegcProgram program) {
+RegcRunResult run_regc_program(const SimOptions &options, int threads_per_node, int locks, RegcProgram program) {
+  SimOptions o = options;
+  o.application_threads = threads_per_node;
   SimCluster cluster(o);
   const uint64_t words_per_page = o.page_size / 8;
   const uint64_t words = o.pages * words_per_page;

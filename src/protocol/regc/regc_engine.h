@@ -92,6 +92,12 @@ class RegcEngine final : public ProtocolEngine {
     bool refetch = false;     // a diff left after the fetch: its reply lacks it
     std::vector<std::byte> twin;
     uint64_t version = 0;  // a valid copy: the home version it equals; home: current
+    // A copy holding this rank's own sent writes beyond `version` (not yet
+    // numbered by the home, or numbered after a version this copy has not
+    // seen): an older update must not be laid over them, so an entry that
+    // would patch it invalidates it instead.
+    bool own_ahead = false;
+    unsigned diffs_in_flight = 0;
     uint64_t need = 0;     // the least version a fetched copy may have
     bool cached_elsewhere = false;  // home pages: another rank fetched a copy
     std::vector<Waiter *> waiters;

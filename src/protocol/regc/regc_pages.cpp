@@ -100,6 +100,7 @@ void RegcEngine::install(PageId page, PageState &s, const std::byte *data, uint6
     s.access = Access::Read;
   }
   s.version = version;
+  s.own_ahead = false;  // served after every diff this rank sent (see refetch)
   s.fetching = false;
   host_.stats().pages_fetched++;
   if (s.want_write && !s.dirty) make_dirty(page, s);
@@ -132,13 +133,16 @@ void RegcEngine::apply(const RegcEntry &e) {
   PageState &s = state(e.page);
   s.need = std::max(s.need, e.version);
   if (s.access == Access::None || s.version >= e.version) return;
-  if (!e.update.empty() && s.version + 1 == e.version) {
-    // The next version of this copy: patch it (and the twin, so that this
-    // rank's own diff stays its own writes).
+  if (!e.update.empty() && s.version + 1 == e.version && !s.own_ahead) {
+    // The next version of this copy: patch it. A dirty copy keeps its own
+    // writes and patches its twin too, so that its diff stays its writes: a
+    // write not yet sent can only be newer than an update to the same
+    // bytes (another rank may have read an older value from the home's
+    // copy, and written after it, before the home published it).
     const size_t size = host_.page_size();
-    if (!page_diff_apply(host_.frame(e.page), size, e.update.data(), e.update.size()) ||
-        (s.dirty && !page_diff_apply(s.twin.data(), size, e.update.data(), e.update.size())))
-      fatal("%s: malformed update of page %llu", name(), (unsigned long long)e.page);
+    bool ok = s.dirty ? page_diff_apply_under(host_.frame(e.page), s.twin.data(), size, e.update.data(), e.update.size())
+                      : page_diff_apply(host_.frame(e.page), size, e.update.data(), e.update.size());
+    if (!ok) fatal("%s: malformed update of page %llu", name(), (unsigned long long)e.page);
     s.version = e.version;
     host_.stats().updates_applied++;
     return;

@@ -71,6 +71,8 @@ std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const st
       host_.stats().diffs_sent++;
       host_.stats().diff_bytes += diff.size();
       if (s.fetching) s.refetch = true;  // a reply in flight predates this diff
+      s.diffs_in_flight++;
+      s.own_ahead = true;
       awaiting[host_.home_of(page)].push_back(e);
     }
     made.push_back({e, span_only});
@@ -106,10 +108,16 @@ void RegcEngine::on_diffs_ack(const MsgHeader &m, Payload p) {
     RegcEntry &e = *it->second[i];
     std::memcpy(&e.version, p.data + 8 * i, 8);
     // This copy holds the writes it sent: if it was the home's previous
-    // version, it is now this one.
+    // version, it is now this one; if not, it is ahead of its version.
     auto ps = pages_.find(e.page);
-    if (ps != pages_.end() && ps->second.access != Access::None && ps->second.version + 1 == e.version)
-      ps->second.version = e.version;
+    if (ps != pages_.end()) {
+      PageState &s = ps->second;
+      if (s.diffs_in_flight) s.diffs_in_flight--;
+      if (s.access != Access::None && s.version + 1 == e.version) {
+        s.version = e.version;
+        if (s.diffs_in_flight == 0) s.own_ahead = false;
+      }
+    }
   }
   unacknowledged_.erase(it);
   if (!unacknowledged_.empty()) return;

@@ -16,5 +16,10 @@ size_t page_diff_encode(const std::byte *page, const std::byte *twin, size_t pag
 // Writes the runs of an encoded diff into `page`. False if the encoding is
 // malformed or reaches past the page.
 bool page_diff_apply(std::byte *page, size_t page_size, const std::byte *diff, size_t diff_size);
+// The same for a page written since its twin was taken: the twin takes the
+// diff, the page only where this rank has not written (its own writes,
+// not yet sent, are newer than anything another rank could have sent).
+bool page_diff_apply_under(std::byte *page, std::byte *twin, size_t page_size, const std::byte *diff,
+                           size_t diff_size);
 
 }  // namespace agora

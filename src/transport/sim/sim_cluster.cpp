@@ -83,4 +83,6 @@ bool SimCluster::deliver_one() {
   return true;
 }
 
+bool SimNode::sole_application_thread() const { return cluster_.options().application_threads == 1; }
+
 }  // namespace agora

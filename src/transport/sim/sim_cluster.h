@@ -37,6 +37,7 @@ class SimNode final : public EngineHost {
   std::byte *frame(PageId page) override { return &frames_[page * page_size()]; }
   Rank home_of(PageId page) const override;
   bool page_allocated(PageId) const override { return true; }
+  bool sole_application_thread() const override;
 
   // What the application view of this node would allow (the simulated mprotect).
   Access access(PageId page) const { return access_[page]; }
@@ -78,6 +79,10 @@ struct SimOptions {
   // Fault injection, to show the testers catch broken coherence: the
   // simulated mprotect ignores every downgrade, as a buggy platform would.
   bool ignore_downgrades = false;
+  // Application threads per node, when the program runs a fixed number
+  // (0: unknown). With 1, nodes report sole_application_thread() as a rank
+  // running one thread does (regc relies on it to drop entries sooner).
+  int application_threads = 0;
 };
 
 class SimCluster {
