@@ -817,6 +817,7 @@ int Runtime::timed_sync(WaitNote &note, const std::function<int(Waiter *)> &star
 int Runtime::lock(uint64_t id) {
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w); });
+  if (status == 0 && store_trace_active()) store_trace_span_enter();
   if (status == -8)
     log_error("agora_lock: this thread already holds lock %llu (locks are not recursive; waiting "
               "would never end)",
@@ -826,7 +827,9 @@ int Runtime::lock(uint64_t id) {
 
 int Runtime::trylock(uint64_t id) {
   WaitNote note{WaitKind::Lock, id};
-  return timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w, true); });
+  int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w, true); });
+  if (status == 0 && store_trace_active()) store_trace_span_enter();
+  return status;
 }
 
 uint64_t Runtime::thread_token() { return this_thread_token(); }
@@ -837,8 +840,21 @@ uint64_t Runtime::thread_self() const {
 }
 
 int Runtime::unlock(uint64_t id) {
+  // A program built with store tracing says exactly what the thread stored
+  // in the span (regc sends those bytes; other protocols ignore them).
+  std::vector<StoreRange> stores;
+  bool traced = false;
+  if (store_trace_active()) {
+    std::lock_guard<std::mutex> g(lock_);
+    if (locks_->holds(id, this_thread_token())) {
+      std::vector<TracedRange> ranges;
+      traced = store_trace_span_exit(&ranges) &&
+               store_ranges_to_pages(ranges, page_size(), [this](uintptr_t a) { return space_->page_of(a); },
+                                     &stores);
+    }
+  }
   std::lock_guard<std::mutex> g(lock_);
-  int status = locks_->release(id, this_thread_token());
+  int status = locks_->release(id, this_thread_token(), traced ? &stores : nullptr);
   if (status != 0) log_error("agora_unlock: lock %llu is not held by this thread", (unsigned long long)id);
   return status;
 }
