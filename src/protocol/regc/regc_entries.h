@@ -26,6 +26,7 @@ struct RegcEntry {
   uint64_t version = 0;              // 0 until the home acknowledged the diff
   uint32_t phase = 0;                // barriers its creator had completed
   std::vector<std::byte> update;     // encoded diff; empty: a notice
+  bool broadcast = false;            // sent to every rank (before any later barrier message)
 };
 using RegcEntryRef = std::shared_ptr<RegcEntry>;
 

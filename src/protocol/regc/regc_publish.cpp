@@ -13,19 +13,15 @@ namespace agora {
 namespace {
 // True if every run of an encoded diff lies inside bytes the thread was
 // traced storing: then the diff is that span's stores and nobody else's.
-bool diff_within(const std::vector<std::byte> &diff, const std::vector<StoreRange> &stores, PageId page) {
-  size_t at = 0;
-  while (at + 4 <= diff.size()) {
-    uint16_t off, len;
-    std::memcpy(&off, diff.data() + at, 2);
-    std::memcpy(&len, diff.data() + at + 2, 2);
-    at += 4 + len;
+bool diff_within(const std::vector<std::byte> &diff, const std::vector<StoreRange> &stores, PageId page,
+                 size_t page_size) {
+  bool all_inside = true;
+  bool ok = page_diff_for_each_run(page_size, diff.data(), diff.size(), [&](size_t off, const std::byte *, size_t len) {
     bool inside = false;
-    for (const StoreRange &r : stores)
-      inside |= r.page == page && r.offset <= off && off + len <= r.offset + r.length;
-    if (!inside) return false;
-  }
-  return true;
+    for (const StoreRange &r : stores) inside |= r.page == page && r.offset <= off && off + len <= r.offset + r.length;
+    all_inside &= inside;
+  });
+  return ok && all_inside;
 }
 }  // namespace
 
@@ -55,7 +51,7 @@ std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const st
     // ones. An update is always the whole diff: a copy patched with it is
     // then exactly the home's version it names.
     if (fine_grain() && (why == Closing::SpanEnd || diff.size() <= kOrdinaryUpdateMax)) e->update = diff;
-    const bool span_only = why == Closing::SpanEnd && stores && !diff.empty() && diff_within(diff, *stores, page);
+    const bool span_only = why == Closing::SpanEnd && stores && !diff.empty() && diff_within(diff, *stores, page, size);
     if (is_home(page)) {
       if (!s.cached_elsewhere) continue;  // nobody holds a copy: nothing to tell
       e->version = ++s.version;
@@ -136,6 +132,7 @@ void RegcEngine::broadcast_then(std::function<void()> fn) {
     if (!unbroadcast_.empty() && options_.mutation != EngineOptions::Mutation::RegcSkipRule1) {
       std::vector<std::byte> buf;
       unbroadcast_.encode(&buf);
+      for (const auto &e : unbroadcast_.entries()) e->broadcast = true;  // barriers need not carry them
       unbroadcast_.clear();
       for (Rank r = 0; r < host_.nranks(); ++r) {
         if (r == host_.rank()) continue;
@@ -219,8 +216,11 @@ void RegcEngine::barrier_arrive(uint64_t epoch, std::function<void()> published)
   if (threaded_ || !host_.sole_application_thread()) threaded_phases_.insert(epoch);
   threaded_ = false;
   when_acknowledged([this, epoch, published = std::move(published)] {
-    barrier_sets_[epoch].add_all(since_barrier_);
-    since_barrier_.clear();  // this barrier delivers them
+    // This barrier delivers them, but for those a broadcast already did
+    // (it left before this rank's barrier messages, so it arrives first).
+    for (const auto &e : since_barrier_.entries())
+      if (!e->broadcast) barrier_sets_[epoch].add(e);
+    since_barrier_.clear();
     published();
   });
 }

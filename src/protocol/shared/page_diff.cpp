@@ -31,34 +31,16 @@ size_t page_diff_encode(const std::byte *page, const std::byte *twin, size_t pag
   return out->size() - before;
 }
 
-namespace {
-// Calls run(offset, bytes, length) for every run of a diff; false if malformed.
-template <typename Run>
-bool for_each_run(size_t page_size, const std::byte *diff, size_t diff_size, Run run) {
-  size_t at = 0;
-  while (at < diff_size) {
-    if (at + 4 > diff_size) return false;
-    uint16_t offset, length;
-    std::memcpy(&offset, diff + at, 2);
-    std::memcpy(&length, diff + at + 2, 2);
-    at += 4;
-    if (at + length > diff_size || (size_t)offset + length > page_size) return false;
-    run(offset, diff + at, length);
-    at += length;
-  }
-  return true;
-}
-}  // namespace
 
 bool page_diff_apply(std::byte *page, size_t page_size, const std::byte *diff, size_t diff_size) {
-  return for_each_run(page_size, diff, diff_size, [&](size_t offset, const std::byte *bytes, size_t length) {
+  return page_diff_for_each_run(page_size, diff, diff_size, [&](size_t offset, const std::byte *bytes, size_t length) {
     std::memcpy(page + offset, bytes, length);
   });
 }
 
 bool page_diff_apply_under(std::byte *page, std::byte *twin, size_t page_size, const std::byte *diff,
                            size_t diff_size) {
-  return for_each_run(page_size, diff, diff_size, [&](size_t offset, const std::byte *bytes, size_t length) {
+  return page_diff_for_each_run(page_size, diff, diff_size, [&](size_t offset, const std::byte *bytes, size_t length) {
     for (size_t i = 0; i < length; ++i) {
       if (page[offset + i] == twin[offset + i]) page[offset + i] = bytes[i];
       twin[offset + i] = bytes[i];

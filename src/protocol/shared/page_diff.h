@@ -6,6 +6,8 @@
 // Encoding, appended to a buffer: repeated {u16 offset, u16 length, bytes}.
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace agora {
@@ -13,6 +15,24 @@ namespace agora {
 // Appends the runs where `page` differs from `twin`; returns the bytes appended.
 size_t page_diff_encode(const std::byte *page, const std::byte *twin, size_t page_size,
                         std::vector<std::byte> *out);
+// Calls run(offset, bytes, length) for every run of an encoded diff, in
+// order. False if the encoding is malformed or reaches past the page.
+template <typename Run>
+bool page_diff_for_each_run(size_t page_size, const std::byte *diff, size_t diff_size, Run run) {
+  size_t at = 0;
+  while (at < diff_size) {
+    if (at + 4 > diff_size) return false;
+    uint16_t offset, length;
+    std::memcpy(&offset, diff + at, 2);
+    std::memcpy(&length, diff + at + 2, 2);
+    at += 4;
+    if (at + length > diff_size || (size_t)offset + length > page_size) return false;
+    run((size_t)offset, diff + at, (size_t)length);
+    at += length;
+  }
+  return true;
+}
+
 // Writes the runs of an encoded diff into `page`. False if the encoding is
 // malformed or reaches past the page.
 bool page_diff_apply(std::byte *page, size_t page_size, const std::byte *diff, size_t diff_size);
