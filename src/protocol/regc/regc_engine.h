@@ -59,6 +59,7 @@ class RegcEngine final : public ProtocolEngine {
 
   bool carries_consistency() const override { return true; }
   void release(std::function<void()> published) override;
+  void acquire(Payload info) override;
   void span_begin(uint64_t lock, std::function<void()> ready) override;
   void span_end(uint64_t lock, const std::vector<StoreRange> *stores) override;
   void lock_release(uint64_t lock, std::function<void()> published) override;
@@ -98,6 +99,7 @@ class RegcEngine final : public ProtocolEngine {
     // would patch it invalidates it instead.
     bool own_ahead = false;
     unsigned diffs_in_flight = 0;
+    std::map<uint64_t, std::vector<std::byte>> early;  // updates beyond version + 1, by version
     uint64_t need = 0;     // the least version a fetched copy may have
     bool cached_elsewhere = false;  // home pages: another rank fetched a copy
     std::vector<Waiter *> waiters;
@@ -118,6 +120,8 @@ class RegcEngine final : public ProtocolEngine {
   void apply(const RegcEntry &e);
   void apply_all(std::vector<RegcEntryRef> entries);
   void invalidate(PageId page, PageState &s);
+  void patch(PageId page, PageState &s, const std::vector<std::byte> &update);
+  void settle_early_updates();
 
   // ---- home side (regc_home.cpp) ----
   void home_serve(const MsgHeader &m);
@@ -158,6 +162,7 @@ class RegcEngine final : public ProtocolEngine {
   std::map<uint64_t, RegcLog> open_spans_;  // lock -> entries closed while it is held here
   std::map<uint64_t, RegcLog> lock_logs_;   // lock -> its log, while last released here
   std::map<uint64_t, RegcLog> barrier_sets_;  // epoch -> entries heard of
+  std::set<PageId> early_pages_;  // pages holding updates that came early
   uint64_t page_floor_ = 0;  // versions of pages newly homed here start above freed ones
 };
 

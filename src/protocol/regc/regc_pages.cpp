@@ -101,6 +101,8 @@ void RegcEngine::install(PageId page, PageState &s, const std::byte *data, uint6
   }
   s.version = version;
   s.own_ahead = false;  // served after every diff this rank sent (see refetch)
+  for (auto it = s.early.begin(); it != s.early.end() && it->first <= s.version + 1; it = s.early.erase(it))
+    if (it->first == s.version + 1) patch(page, s, it->second);
   s.fetching = false;
   host_.stats().pages_fetched++;
   if (s.want_write && !s.dirty) make_dirty(page, s);
@@ -121,6 +123,7 @@ void RegcEngine::on_nack(const MsgHeader &m) {
 }
 
 void RegcEngine::invalidate(PageId page, PageState &s) {
+  s.early.clear();
   if (s.access == Access::None) return;
   s.access = Access::None;  // a dirty page keeps its twin (2-way diffing)
   host_.set_access(page, Access::None);
@@ -133,21 +136,46 @@ void RegcEngine::apply(const RegcEntry &e) {
   PageState &s = state(e.page);
   s.need = std::max(s.need, e.version);
   if (s.access == Access::None || s.version >= e.version) return;
-  if (!e.update.empty() && s.version + 1 == e.version && !s.own_ahead) {
-    // The next version of this copy: patch it. A dirty copy keeps its own
-    // writes and patches its twin too, so that its diff stays its writes: a
-    // write not yet sent can only be newer than an update to the same
-    // bytes (another rank may have read an older value from the home's
-    // copy, and written after it, before the home published it).
-    const size_t size = host_.page_size();
-    bool ok = s.dirty ? page_diff_apply_under(host_.frame(e.page), s.twin.data(), size, e.update.data(), e.update.size())
-                      : page_diff_apply(host_.frame(e.page), size, e.update.data(), e.update.size());
-    if (!ok) fatal("%s: malformed update of page %llu", name(), (unsigned long long)e.page);
-    s.version = e.version;
-    host_.stats().updates_applied++;
+  if (e.update.empty() || s.own_ahead) {
+    invalidate(e.page, s);  // a notice, or a copy an older update must not touch
     return;
   }
-  invalidate(e.page, s);  // a notice, or an update whose predecessors this copy lacks
+  if (s.version + 1 != e.version) {
+    // Its predecessor may still come (by another path: a broadcast can
+    // overtake a lock's log); until this rank's next acquire the copy may
+    // stay as it is (settle_early_updates).
+    s.early[e.version] = e.update;
+    early_pages_.insert(e.page);
+    return;
+  }
+  patch(e.page, s, e.update);
+  for (auto it = s.early.begin(); it != s.early.end() && it->first <= s.version + 1; it = s.early.erase(it))
+    if (it->first == s.version + 1) patch(e.page, s, it->second);
+}
+
+void RegcEngine::patch(PageId page, PageState &s, const std::vector<std::byte> &update) {
+  // The next version of this copy. A dirty copy keeps its own writes and
+  // patches its twin too, so that its diff stays its writes: a write not
+  // yet sent can only be newer than an update to the same bytes (another
+  // rank may have read an older value from the home's copy, and written
+  // after it, before the home published it).
+  const size_t size = host_.page_size();
+  bool ok = s.dirty ? page_diff_apply_under(host_.frame(page), s.twin.data(), size, update.data(), update.size())
+                    : page_diff_apply(host_.frame(page), size, update.data(), update.size());
+  if (!ok) fatal("%s: malformed update of page %llu", name(), (unsigned long long)page);
+  s.version++;
+  host_.stats().updates_applied++;
+}
+
+void RegcEngine::settle_early_updates() {
+  // Whatever is still missing is not coming in time: the copy must not be
+  // older than what this rank was told of.
+  for (PageId page : early_pages_) {
+    PageState &s = state(page);
+    if (s.access != Access::None && s.version < s.need) invalidate(page, s);
+    s.early.clear();
+  }
+  early_pages_.clear();
 }
 
 void RegcEngine::apply_all(std::vector<RegcEntryRef> entries) {

@@ -169,6 +169,11 @@ void RegcEngine::release(std::function<void()> published) {
   broadcast_then(std::move(published));
 }
 
+void RegcEngine::acquire(Payload info) {
+  (void)info;  // the releaser broadcast its entries: they are here
+  settle_early_updates();
+}
+
 void RegcEngine::span_begin(uint64_t lock, std::function<void()> ready) {
   (void)lock;
   record(close_interval(Closing::Ordinary, nullptr), Closing::Ordinary);
@@ -184,6 +189,7 @@ void RegcEngine::lock_acquire(uint64_t lock, Payload info) {
     for (const auto &e : entries) log.add(e);
     apply_all(std::move(entries));
   }
+  settle_early_updates();  // the span starts now
   open_spans_[lock].clear();
 }
 
@@ -247,6 +253,7 @@ void RegcEngine::barrier_complete(uint64_t epoch) {
     apply_all(it->second.entries());
     barrier_sets_.erase(barrier_sets_.begin(), std::next(it));
   }
+  settle_early_updates();
   // Entries everyone has applied can go. Every rank has now entered this
   // barrier. If each ran one application thread in the phase it ends, no
   // rank can start a span before applying this barrier's entries, which are
