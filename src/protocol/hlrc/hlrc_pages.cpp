@@ -91,12 +91,7 @@ void HlrcEngine::install(PageId page, PageState &s, const std::byte *data) {
   std::byte *frame = host_.frame(page);
   const size_t size = host_.page_size();
   if (s.dirty) {
-    // 2-way diffing: keep this rank's writes of the open interval across the refresh.
-    std::vector<std::byte> mine;
-    page_diff_encode(frame, s.twin.data(), size, &mine);
-    std::memcpy(frame, data, size);
-    std::memcpy(s.twin.data(), data, size);
-    page_diff_apply(frame, size, mine.data(), mine.size());
+    page_refresh_keeping_writes(frame, s.twin.data(), data, size);  // 2-way diffing
     s.access = Access::Write;
   } else {
     std::memcpy(frame, data, size);

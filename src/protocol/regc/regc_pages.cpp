@@ -88,12 +88,7 @@ void RegcEngine::install(PageId page, PageState &s, const std::byte *data, uint6
   std::byte *frame = host_.frame(page);
   const size_t size = host_.page_size();
   if (s.dirty) {
-    // 2-way diffing: keep this rank's writes of the open interval across the refresh.
-    std::vector<std::byte> mine;
-    page_diff_encode(frame, s.twin.data(), size, &mine);
-    std::memcpy(frame, data, size);
-    std::memcpy(s.twin.data(), data, size);
-    page_diff_apply(frame, size, mine.data(), mine.size());
+    page_refresh_keeping_writes(frame, s.twin.data(), data, size);  // 2-way diffing
     s.access = Access::Write;
   } else {
     std::memcpy(frame, data, size);
@@ -101,8 +96,6 @@ void RegcEngine::install(PageId page, PageState &s, const std::byte *data, uint6
   }
   s.version = version;
   s.own_ahead = false;  // served after every diff this rank sent (see refetch)
-  for (auto it = s.early.begin(); it != s.early.end() && it->first <= s.version + 1; it = s.early.erase(it))
-    if (it->first == s.version + 1) patch(page, s, it->second);
   s.fetching = false;
   host_.stats().pages_fetched++;
   if (s.want_write && !s.dirty) make_dirty(page, s);

@@ -48,4 +48,12 @@ bool page_diff_apply_under(std::byte *page, std::byte *twin, size_t page_size, c
   });
 }
 
+void page_refresh_keeping_writes(std::byte *frame, std::byte *twin, const std::byte *data, size_t page_size) {
+  std::vector<std::byte> mine;
+  page_diff_encode(frame, twin, page_size, &mine);
+  std::memcpy(frame, data, page_size);
+  std::memcpy(twin, data, page_size);
+  page_diff_apply(frame, page_size, mine.data(), mine.size());
+}
+
 }  // namespace agora

@@ -42,4 +42,9 @@ bool page_diff_apply(std::byte *page, size_t page_size, const std::byte *diff, s
 bool page_diff_apply_under(std::byte *page, std::byte *twin, size_t page_size, const std::byte *diff,
                            size_t diff_size);
 
+// 2-way diffing: a copy written since its twin was taken is refreshed with
+// `data` (a newer copy from the home) without losing those writes: the
+// frame becomes data plus this rank's writes, the twin data.
+void page_refresh_keeping_writes(std::byte *frame, std::byte *twin, const std::byte *data, size_t page_size);
+
 }  // namespace agora
