@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "protocol/engine.h"
+#include "protocol/shared/page_copies.h"
 #include "protocol/shared/write_notices.h"
 
 namespace agora {
@@ -64,20 +65,11 @@ class HlrcEngine final : public ProtocolEngine {
   };
 
  private:
-  struct PageState {
-    Access access;
-    bool dirty = false;     // written in the open interval
-    bool fetching = false;  // a kFetch is outstanding
-    bool want_write = false;  // a waiter of the fetch is a write: install dirty
-    std::vector<std::byte> twin;   // cached pages only, while dirty
-    VectorTime need;               // cached pages: versions the notices seen require
-    VectorTime version;            // home pages: diffs applied, per creator
-    // Home pages: another rank has fetched a copy. Until then the home's
-    // writes are not tracked (no faults, no notices): a later fetch gets
-    // them anyway. From then on the page is write-protected at the start of
-    // every interval, so the home's writes produce notices.
-    bool cached_elsewhere = false;
-    std::vector<Waiter *> waiters;
+  // Home pages get no twin: the home's copy is the reference. A home page
+  // is write-tracked (and its writes produce notices) once cached elsewhere.
+  struct PageState : PageCopy {
+    VectorTime need;     // cached pages: versions the notices seen require
+    VectorTime version;  // home pages: diffs applied, per creator
   };
   bool is_home(PageId page) const { return host_.home_of(page) == host_.rank(); }
   PageState &state(PageId page);
@@ -85,9 +77,6 @@ class HlrcEngine final : public ProtocolEngine {
   // ---- faults and page copies (hlrc_pages.cpp) ----
   void fetch(PageId page, PageState &s);
   void on_page(const MsgHeader &m, Payload p);
-  void install(PageId page, PageState &s, const std::byte *data);
-  void on_nack(const MsgHeader &m);
-  void make_dirty(PageId page, PageState &s);
   void invalidate(PageId page, Rank creator, uint32_t index);
 
   // ---- home side (hlrc_home.cpp) ----

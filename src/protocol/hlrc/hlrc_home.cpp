@@ -15,15 +15,7 @@ void HlrcEngine::home_serve(const MsgHeader &m) {
     return;
   }
   PageState &s = state(page);
-  if (!s.cached_elsewhere) {
-    // From now on the home's writes must produce notices. Protect before
-    // copying: a write racing with the copy then faults and is tracked.
-    s.cached_elsewhere = true;
-    if (s.access == Access::Write && !s.dirty) {
-      s.access = Access::Read;
-      host_.set_access(page, Access::Read);
-    }
-  }
+  page_copy_share_home(host_, page, s);  // from now on the home's writes produce notices
   std::vector<std::byte> reply;
   reply.reserve(4 * (size_t)host_.nranks() + host_.page_size());
   vector_time_append(s.version, host_.nranks(), &reply);

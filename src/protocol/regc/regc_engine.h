@@ -44,6 +44,7 @@
 
 #include "protocol/engine.h"
 #include "protocol/regc/regc_entries.h"
+#include "protocol/shared/page_copies.h"
 
 namespace agora {
 
@@ -85,13 +86,9 @@ class RegcEngine final : public ProtocolEngine {
   };
 
  private:
-  struct PageState {
-    Access access;
-    bool dirty = false;       // written in the open interval
-    bool fetching = false;    // a kFetch is outstanding
-    bool want_write = false;  // a waiter of the fetch is a write
-    bool refetch = false;     // a diff left after the fetch: its reply lacks it
-    std::vector<std::byte> twin;
+  // Home pages get a twin under regc only (to produce updates).
+  struct PageState : PageCopy {
+    bool refetch = false;  // a diff left after the fetch: its reply lacks it
     uint64_t version = 0;  // a valid copy: the home version it equals; home: current
     // A copy holding this rank's own sent writes beyond `version` (not yet
     // numbered by the home, or numbered after a version this copy has not
@@ -101,8 +98,6 @@ class RegcEngine final : public ProtocolEngine {
     unsigned diffs_in_flight = 0;
     std::map<uint64_t, std::vector<std::byte>> early;  // updates beyond version + 1, by version
     uint64_t need = 0;     // the least version a fetched copy may have
-    bool cached_elsewhere = false;  // home pages: another rank fetched a copy
-    std::vector<Waiter *> waiters;
   };
   // Where a closed interval's entries go, by the sync operation closing it.
   enum class Closing { Ordinary, SpanEnd, Barrier };
@@ -114,9 +109,6 @@ class RegcEngine final : public ProtocolEngine {
   // ---- faults and copies (regc_pages.cpp) ----
   void fetch(PageId page, PageState &s);
   void on_page(const MsgHeader &m, Payload p);
-  void install(PageId page, PageState &s, const std::byte *data, uint64_t version);
-  void on_nack(const MsgHeader &m);
-  void make_dirty(PageId page, PageState &s);
   void apply(const RegcEntry &e);
   void apply_all(std::vector<RegcEntryRef> entries);
   void invalidate(PageId page, PageState &s);

@@ -16,15 +16,7 @@ void RegcEngine::home_serve(const MsgHeader &m) {
     return;
   }
   PageState &s = state(page);
-  if (!s.cached_elsewhere) {
-    // From now on the home's own writes must produce entries. Protect before
-    // copying: a write racing with the copy then faults and is tracked.
-    s.cached_elsewhere = true;
-    if (s.access == Access::Write && !s.dirty) {
-      s.access = Access::Read;
-      host_.set_access(page, Access::Read);
-    }
-  }
+  page_copy_share_home(host_, page, s);  // from now on the home's own writes produce entries
   host_.send(m.src, {Channel::Protocol, kPage, 0, page, s.version, 0}, {host_.frame(page), host_.page_size()});
 }
 

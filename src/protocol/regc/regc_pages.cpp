@@ -15,51 +15,13 @@ RegcEngine::RegcEngine(EngineHost &host, SpanStores span_stores, const EngineOpt
   if (host.page_size() > 32768) fatal("%s: page size %zu exceeds 32 KiB", name(), host.page_size());
 }
 
-RegcEngine::PageState &RegcEngine::state(PageId page) {
-  auto it = pages_.find(page);
-  if (it != pages_.end()) return it->second;
-  PageState &s = pages_[page];
-  s.access = is_home(page) ? Access::Write : Access::None;
-  if (is_home(page)) s.version = page_floor_;
-  return s;
-}
+RegcEngine::PageState &RegcEngine::state(PageId page) { return page_copy_state(pages_, host_, page, page_floor_); }
 
-Access RegcEngine::local_access(PageId page) const {
-  auto it = pages_.find(page);
-  if (it != pages_.end()) return it->second.access;
-  return host_.home_of(page) == host_.rank() ? Access::Write : Access::None;
-}
+Access RegcEngine::local_access(PageId page) const { return page_copy_access(pages_, host_, page); }
 
 void RegcEngine::on_fault(PageId page, Access need, Waiter *w) {
   PageState &s = state(page);
-  if (is_home(page) && !host_.page_allocated(page)) {
-    w->complete(-5);
-    return;
-  }
-  if (s.access == Access::None) {
-    s.waiters.push_back(w);
-    s.want_write |= need == Access::Write;
-    if (!s.fetching) fetch(page, s);
-    return;
-  }
-  if (need == Access::Write && s.access == Access::Read) make_dirty(page, s);
-  w->complete(0);
-}
-
-void RegcEngine::make_dirty(PageId page, PageState &s) {
-  if (!s.dirty) {
-    s.dirty = true;
-    dirty_.push_back(page);
-    // A home page needs a twin only to produce updates (regc); its notices
-    // need none, and the home copy is the reference for everyone else.
-    if (!is_home(page) || fine_grain()) {
-      const std::byte *f = host_.frame(page);
-      s.twin.assign(f, f + host_.page_size());
-      host_.stats().twins++;
-    }
-  }
-  s.access = Access::Write;
-  host_.set_access(page, Access::Write);
+  if (page_copy_fault(host_, page, s, need, w, &dirty_, fine_grain())) fetch(page, s);
 }
 
 void RegcEngine::fetch(PageId page, PageState &s) {
@@ -81,47 +43,14 @@ void RegcEngine::on_page(const MsgHeader &m, Payload p) {
     fetch(page, s);
     return;
   }
-  install(page, s, p.data, m.b);
-}
-
-void RegcEngine::install(PageId page, PageState &s, const std::byte *data, uint64_t version) {
-  std::byte *frame = host_.frame(page);
-  const size_t size = host_.page_size();
-  if (s.dirty) {
-    page_refresh_keeping_writes(frame, s.twin.data(), data, size);  // 2-way diffing
-    s.access = Access::Write;
-  } else {
-    std::memcpy(frame, data, size);
-    s.access = Access::Read;
-  }
-  s.version = version;
+  s.version = m.b;
   s.own_ahead = false;  // served after every diff this rank sent (see refetch)
-  s.fetching = false;
-  host_.stats().pages_fetched++;
-  if (s.want_write && !s.dirty) make_dirty(page, s);
-  else host_.set_access(page, s.access);
-  s.want_write = false;
-  std::vector<Waiter *> waiters;
-  waiters.swap(s.waiters);
-  for (Waiter *w : waiters) w->complete(0);
-}
-
-void RegcEngine::on_nack(const MsgHeader &m) {
-  PageState &s = state(m.a);
-  s.fetching = false;
-  s.want_write = false;
-  std::vector<Waiter *> waiters;
-  waiters.swap(s.waiters);
-  for (Waiter *w : waiters) w->complete((int)(int64_t)m.b);
+  page_copy_install(host_, page, s, p.data, &dirty_, fine_grain());
 }
 
 void RegcEngine::invalidate(PageId page, PageState &s) {
   s.early.clear();
-  if (s.access == Access::None) return;
-  s.access = Access::None;  // a dirty page keeps its twin (2-way diffing)
-  host_.set_access(page, Access::None);
-  host_.stats().notices_applied++;
-  host_.stats().invalidations_received++;
+  page_copy_invalidate(host_, page, s);
 }
 
 void RegcEngine::apply(const RegcEntry &e) {
@@ -182,7 +111,7 @@ void RegcEngine::on_message(const MsgHeader &m, Payload p) {
   switch (m.op) {
     case kFetch: home_serve(m); break;
     case kPage: on_page(m, p); break;
-    case kNack: on_nack(m); break;
+    case kNack: page_copy_refused(state(m.a), (int)(int64_t)m.b); break;
     case kDiffs: home_apply_diffs(m, p); break;
     case kDiffsAck: on_diffs_ack(m, p); break;
     case kEntries: on_entries(m, p); break;

@@ -1,0 +1,93 @@
+#include "protocol/shared/page_copies.h"
+
+#include <cstring>
+
+#include "common/stats.h"
+#include "protocol/shared/page_diff.h"
+
+namespace agora {
+
+namespace {
+constexpr int kStatusUnallocated = -5;  // AGORA_ERR_BAD_POINTER
+
+void wake(PageCopy &s, int status) {
+  std::vector<Waiter *> waiters;
+  waiters.swap(s.waiters);
+  for (Waiter *w : waiters) w->complete(status);
+}
+
+void page_copy_make_dirty(EngineHost &host, PageId page, PageCopy &s, std::vector<PageId> *dirty, bool twin_home) {
+  if (!s.dirty) {
+    s.dirty = true;
+    dirty->push_back(page);
+    if (host.home_of(page) != host.rank() || twin_home) {
+      const std::byte *f = host.frame(page);
+      s.twin.assign(f, f + host.page_size());
+      host.stats().twins++;
+    }
+  }
+  s.access = Access::Write;
+  host.set_access(page, Access::Write);
+}
+}  // namespace
+
+bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Waiter *w,
+                     std::vector<PageId> *dirty, bool twin_home) {
+  if (host.home_of(page) == host.rank() && !host.page_allocated(page)) {
+    w->complete(kStatusUnallocated);
+    return false;
+  }
+  if (s.access == Access::None) {  // an invalid copy: fetch it, then retry
+    s.waiters.push_back(w);
+    s.want_write |= need == Access::Write;
+    return !s.fetching;
+  }
+  if (need == Access::Write && s.access == Access::Read) page_copy_make_dirty(host, page, s, dirty, twin_home);
+  w->complete(0);  // else another thread of this rank already resolved it
+  return false;
+}
+
+void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::byte *data,
+                       std::vector<PageId> *dirty, bool twin_home) {
+  std::byte *frame = host.frame(page);
+  const size_t size = host.page_size();
+  if (s.dirty) {
+    page_refresh_keeping_writes(frame, s.twin.data(), data, size);
+    s.access = Access::Write;
+  } else {
+    std::memcpy(frame, data, size);
+    s.access = Access::Read;
+  }
+  s.fetching = false;
+  host.stats().pages_fetched++;
+  if (s.want_write && !s.dirty) page_copy_make_dirty(host, page, s, dirty, twin_home);  // saves a second fault
+  else host.set_access(page, s.access);
+  s.want_write = false;
+  wake(s, 0);
+}
+
+void page_copy_refused(PageCopy &s, int status) {
+  s.fetching = false;
+  s.want_write = false;
+  wake(s, status);
+}
+
+void page_copy_share_home(EngineHost &host, PageId page, PageCopy &s) {
+  if (s.cached_elsewhere) return;
+  s.cached_elsewhere = true;
+  if (s.access == Access::Write && !s.dirty) {
+    s.access = Access::Read;
+    host.set_access(page, Access::Read);
+  }
+}
+
+bool page_copy_invalidate(EngineHost &host, PageId page, PageCopy &s) {
+  if (s.access == Access::None) return false;
+  s.access = Access::None;
+  host.set_access(page, Access::None);
+  host.stats().notices_applied++;
+  host.stats().invalidations_received++;
+  return true;
+}
+
+}  // namespace agora

@@ -1,0 +1,74 @@
+// Copies of pages in a home-based multiple-writer protocol (hlrc, regc): the
+// per-page state both keep and the steps they take alike. A home holds the
+// reference copy; other ranks fetch copies, write them under a twin and are
+// told (by notices or updates, per protocol) when a copy is stale. What the
+// protocols add, each in its own state type deriving from PageCopy, is how
+// they version pages and when copies go stale.
+#pragma once
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/engine.h"
+
+namespace agora {
+
+struct PageCopy {
+  Access access = Access::None;
+  bool dirty = false;       // written in the open interval
+  bool fetching = false;    // a fetch is outstanding
+  bool want_write = false;  // a waiter of the fetch is a write: install dirty
+  // Home pages: another rank has fetched a copy. Until then the home's
+  // writes are not tracked (nobody else can have seen them); from then on
+  // the page is write-protected at the start of every interval.
+  bool cached_elsewhere = false;
+  std::vector<std::byte> twin;  // while dirty (home pages: if the protocol wants one)
+  std::vector<Waiter *> waiters;
+};
+
+// The state of `page`, made on first use: home pages start writable at
+// `home_version` (a floor above freed pages' versions), others invalid.
+template <typename State, typename Version>
+State &page_copy_state(std::unordered_map<PageId, State> &pages, const EngineHost &host, PageId page,
+                       const Version &home_version) {
+  auto it = pages.find(page);
+  if (it != pages.end()) return it->second;
+  State &s = pages[page];
+  const bool home = host.home_of(page) == host.rank();
+  s.access = home ? Access::Write : Access::None;
+  if (home) s.version = home_version;
+  return s;
+}
+
+template <typename State>
+Access page_copy_access(const std::unordered_map<PageId, State> &pages, const EngineHost &host, PageId page) {
+  auto it = pages.find(page);
+  if (it != pages.end()) return it->second.access;
+  return host.home_of(page) == host.rank() ? Access::Write : Access::None;
+}
+
+// An access fault. Completes the waiter, or queues it and returns true when
+// the page must be fetched (and no fetch is outstanding yet). The first
+// write of an interval marks the page dirty (in *dirty) and takes a twin,
+// unless it is a home page and `twin_home` is false.
+bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Waiter *w,
+                     std::vector<PageId> *dirty, bool twin_home);
+
+// A copy from the home arrived: install it (keeping this rank's unsent
+// writes: 2-way diffing), make it dirty at once for a waiting writer, and
+// wake the waiters.
+void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::byte *data,
+                       std::vector<PageId> *dirty, bool twin_home);
+
+// The home refused the fetch (the page is not allocated): fail the waiters.
+void page_copy_refused(PageCopy &s, int status);
+
+// At the home, before a copy leaves for the first time: from now on the
+// home's writes must be tracked. Protect before copying, so that a write
+// racing with the copy faults and is tracked.
+void page_copy_share_home(EngineHost &host, PageId page, PageCopy &s);
+
+// The copy is stale: protect it (a dirty copy keeps its twin, for 2-way
+// diffing). False if it already was invalid.
+bool page_copy_invalidate(EngineHost &host, PageId page, PageCopy &s);
+
+}  // namespace agora
