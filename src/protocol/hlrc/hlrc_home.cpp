@@ -1,5 +1,4 @@
 // Home side of hlrc: serving page copies and applying diffs.
-#include <cstring>
 
 #include "common/log.h"
 #include "common/stats.h"
@@ -26,20 +25,12 @@ void HlrcEngine::home_serve(const MsgHeader &m) {
 
 void HlrcEngine::home_apply_diffs(const MsgHeader &m, Payload p) {
   const uint32_t interval = (uint32_t)m.a;
-  size_t at = 0;
-  while (at < p.size) {
-    uint64_t page;
-    uint32_t size;
-    if (at + 12 > p.size) fatal("hlrc: malformed diffs from rank %d", m.src);
-    std::memcpy(&page, p.data + at, 8);
-    std::memcpy(&size, p.data + at + 8, 4);
-    at += 12;
-    if (at + size > p.size || host_.home_of(page) != host_.rank() ||
-        !page_diff_apply(host_.frame(page), host_.page_size(), p.data + at, size))
+  bool ok = diff_batch_for_each(p.data, p.size, [&](PageId page, const std::byte *diff, size_t size) {
+    if (!is_home(page) || !page_diff_apply(host_.frame(page), host_.page_size(), diff, size))
       fatal("hlrc: malformed diff of page %llu from rank %d", (unsigned long long)page, m.src);
-    at += size;
     vector_time_raise(&state(page).version, host_.nranks(), m.src, interval);
-  }
+  });
+  if (!ok) fatal("hlrc: malformed diffs from rank %d", m.src);
   host_.send(m.src, {Channel::Protocol, kDiffsAck, 0, interval, 0, 0});
 }
 

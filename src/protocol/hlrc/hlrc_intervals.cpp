@@ -2,7 +2,6 @@
 // homes have acknowledged, and applying the notices that sync operations
 // bring in.
 #include <algorithm>
-#include <cstring>
 #include <map>
 
 #include "common/log.h"
@@ -30,16 +29,9 @@ void HlrcEngine::close_interval() {
       vector_time_raise(&s.version, host_.nranks(), host_.rank(), index);
       continue;
     }
-    std::vector<std::byte> &buf = to_home[host_.home_of(page)];
-    size_t header = buf.size();
-    buf.resize(header + 12);
-    size_t n = page_diff_encode(host_.frame(page), s.twin.data(), size, &buf);
     // Sent even when empty (rewritten with the same values): the home's
     // version must reach this interval, which the notices will require.
-    uint64_t p = page;
-    uint32_t len = (uint32_t)n;
-    std::memcpy(buf.data() + header, &p, 8);
-    std::memcpy(buf.data() + header + 8, &len, 4);
+    size_t n = diff_batch_encode(&to_home[host_.home_of(page)], page, host_.frame(page), s.twin.data(), size);
     host_.stats().diffs_sent++;
     host_.stats().diff_bytes += n;
     // A fetch still in flight was served before this diff reached the home:

@@ -22,27 +22,19 @@ void RegcEngine::home_serve(const MsgHeader &m) {
 
 void RegcEngine::home_apply_diffs(const MsgHeader &m, Payload p) {
   std::vector<std::byte> versions;
-  size_t at = 0;
-  while (at < p.size) {
-    uint64_t page;
-    uint32_t size;
-    if (at + 12 > p.size) fatal("%s: malformed diffs from rank %d", name(), m.src);
-    std::memcpy(&page, p.data + at, 8);
-    std::memcpy(&size, p.data + at + 8, 4);
-    at += 12;
-    if (at + size > p.size || !is_home(page) ||
-        !page_diff_apply(host_.frame(page), host_.page_size(), p.data + at, size))
+  bool ok = diff_batch_for_each(p.data, p.size, [&](PageId page, const std::byte *diff, size_t size) {
+    if (!is_home(page) || !page_diff_apply(host_.frame(page), host_.page_size(), diff, size))
       fatal("%s: malformed diff of page %llu from rank %d", name(), (unsigned long long)page, m.src);
     PageState &s = state(page);
     // The home's own open interval diffs against its twin: keep the twin
     // equal to the frame outside the home's own writes.
-    if (s.dirty && !s.twin.empty()) page_diff_apply(s.twin.data(), host_.page_size(), p.data + at, size);
-    at += size;
+    if (s.dirty && !s.twin.empty()) page_diff_apply(s.twin.data(), host_.page_size(), diff, size);
     uint64_t v = ++s.version;
     size_t o = versions.size();
     versions.resize(o + 8);
     std::memcpy(versions.data() + o, &v, 8);
-  }
+  });
+  if (!ok) fatal("%s: malformed diffs from rank %d", name(), m.src);
   host_.send(m.src, {Channel::Protocol, kDiffsAck, 0, m.a, 0, 0}, {versions.data(), versions.size()});
 }
 

@@ -56,14 +56,7 @@ std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const st
       if (!s.cached_elsewhere) continue;  // nobody holds a copy: nothing to tell
       e->version = ++s.version;
     } else {
-      std::vector<std::byte> &buf = to_home[host_.home_of(page)];
-      uint64_t p = page;
-      uint32_t len = (uint32_t)diff.size();
-      size_t at = buf.size();
-      buf.resize(at + 12);
-      std::memcpy(buf.data() + at, &p, 8);
-      std::memcpy(buf.data() + at + 8, &len, 4);
-      buf.insert(buf.end(), diff.begin(), diff.end());
+      diff_batch_append(&to_home[host_.home_of(page)], page, diff);
       host_.stats().diffs_sent++;
       host_.stats().diff_bytes += diff.size();
       if (s.fetching) s.refetch = true;  // a reply in flight predates this diff

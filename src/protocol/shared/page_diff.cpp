@@ -56,4 +56,29 @@ void page_refresh_keeping_writes(std::byte *frame, std::byte *twin, const std::b
   page_diff_apply(frame, page_size, mine.data(), mine.size());
 }
 
+namespace {
+void put_batch_header(std::vector<std::byte> *batch, size_t at, PageId page, size_t length) {
+  uint64_t p = page;
+  uint32_t len = (uint32_t)length;
+  std::memcpy(batch->data() + at, &p, 8);
+  std::memcpy(batch->data() + at + 8, &len, 4);
+}
+}  // namespace
+
+size_t diff_batch_encode(std::vector<std::byte> *batch, PageId page, const std::byte *bytes, const std::byte *twin,
+                         size_t page_size) {
+  size_t header = batch->size();
+  batch->resize(header + 12);
+  size_t n = page_diff_encode(bytes, twin, page_size, batch);
+  put_batch_header(batch, header, page, n);
+  return n;
+}
+
+void diff_batch_append(std::vector<std::byte> *batch, PageId page, const std::vector<std::byte> &diff) {
+  size_t header = batch->size();
+  batch->resize(header + 12);
+  put_batch_header(batch, header, page, diff.size());
+  batch->insert(batch->end(), diff.begin(), diff.end());
+}
+
 }  // namespace agora

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <vector>
 
+#include "common/types.h"
+
 namespace agora {
 
 // Appends the runs where `page` differs from `twin`; returns the bytes appended.
@@ -46,5 +48,31 @@ bool page_diff_apply_under(std::byte *page, std::byte *twin, size_t page_size, c
 // `data` (a newer copy from the home) without losing those writes: the
 // frame becomes data plus this rank's writes, the twin data.
 void page_refresh_keeping_writes(std::byte *frame, std::byte *twin, const std::byte *data, size_t page_size);
+
+// The diffs of several pages for one home, as one message:
+// {u64 page, u32 size, diff}*. Appends page's diff against its twin to
+// *batch (sent even when empty) and returns the diff's size.
+size_t diff_batch_encode(std::vector<std::byte> *batch, PageId page, const std::byte *bytes, const std::byte *twin,
+                         size_t page_size);
+// Appends a diff already encoded.
+void diff_batch_append(std::vector<std::byte> *batch, PageId page, const std::vector<std::byte> &diff);
+// Calls each(page, diff, size) for every diff of a batch, in order. False if
+// the batch is malformed (a header or a diff reaching past its end).
+template <typename Each>
+bool diff_batch_for_each(const std::byte *data, size_t size, Each each) {
+  size_t at = 0;
+  while (at < size) {
+    uint64_t page;
+    uint32_t length;
+    if (at + 12 > size) return false;
+    std::memcpy(&page, data + at, 8);
+    std::memcpy(&length, data + at + 8, 4);
+    at += 12;
+    if (at + length > size) return false;
+    each((PageId)page, data + at, (size_t)length);
+    at += length;
+  }
+  return true;
+}
 
 }  // namespace agora
