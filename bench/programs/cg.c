@@ -194,17 +194,12 @@ int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
     struct config cfg = {.k = 1024, .iters = 50};
-    int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
-        if (shm_arg_is(argv[i], "-n", "--size") && i + 1 < argc)
-            cfg.k = strtoull(argv[++i], NULL, 0);
-        else if (shm_arg_is(argv[i], "-i", "--iterations") && i + 1 < argc)
-            cfg.iters = atol(argv[++i]);
-        else
-            bad = 1;
-    }
-    if (bad || cfg.k < 2 || cfg.k > 40000 || cfg.iters <= 0) {
-        return shm_usage("usage: %s [-n K (grid side, 2..40000)] [-i ITERATIONS] [-p P]\n", argv[0]);
-    }
+    const struct shm_option opts[] = {
+        {"size", "n", SHM_OPT_SIZE, &cfg.k, "K", "grid side; n = K^2 unknowns", SHM_RANGE(2, 40000)},
+        {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed iterations", SHM_AT_LEAST(1)},
+        SHM_OPTIONS_END};
+    int rc = shm_parse_options(argc, argv, opts, "Naive conjugate gradient on a K x K grid's Laplacian (paper 002).");
+    if (rc != SHM_OPTIONS_PARSED)
+        return rc;
     return shm_run_and_finish(worker, &cfg);
 }

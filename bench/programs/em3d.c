@@ -160,24 +160,21 @@ int main(int argc, char **argv)
     SHM_INIT(&argc, &argv);
     struct config cfg = {.nodes = 100000, .degree = 20, .span = 1, .remote = 0.1, .iters = 50,
                          .seed = 12345};
-    int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
-        if (shm_arg_is(argv[i], "-n", "--nodes") && i + 1 < argc)
-            cfg.nodes = strtoull(argv[++i], NULL, 0);
-        else if (shm_arg_is(argv[i], "-d", "--degree") && i + 1 < argc)
-            cfg.degree = atoi(argv[++i]);
-        else if (shm_arg_is(argv[i], "-r", "--remote") && i + 1 < argc)
-            cfg.remote = atof(argv[++i]);
-        else if (shm_arg_is(argv[i], "-s", "--span") && i + 1 < argc)
-            cfg.span = atoi(argv[++i]);
-        else if (shm_arg_is(argv[i], "-i", "--iterations") && i + 1 < argc)
-            cfg.iters = atol(argv[++i]);
-        else
-            bad = 1;
-    }
-    if (bad || cfg.nodes < 1 || cfg.degree < 1 || cfg.span < 1 || cfg.remote < 0 ||
-        cfg.remote > 1 || cfg.iters <= 0 || cfg.nodes * (size_t)SHM_NPROCS() > INT32_MAX) {
-        return shm_usage("usage: %s [-n NODES_PER_WORKER] [-d DEGREE] [-r REMOTE_PROB 0..1] [-s SPAN>=1] " "[-i ITERATIONS] [-p P]\n", argv[0]);
-    }
+    const struct shm_option opts[] = {
+        {"nodes", "n", SHM_OPT_SIZE, &cfg.nodes, "N", "E and H nodes per worker (weak scaling)",
+         SHM_RANGE(1, INT32_MAX)},
+        {"degree", "d", SHM_OPT_INT, &cfg.degree, "D", "dependencies per node", SHM_RANGE(1, 65536)},
+        {"remote", "r", SHM_OPT_DOUBLE, &cfg.remote, "P", "probability that a dependency is remote",
+         SHM_RANGE(0, 1)},
+        {"span", "s", SHM_OPT_INT, &cfg.span, "S", "how many workers away a remote dependency may be",
+         SHM_AT_LEAST(1)},
+        {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed iterations", SHM_AT_LEAST(1)},
+        SHM_OPTIONS_END};
+    int rc = shm_parse_options(argc, argv, opts, "EM3D wave propagation on a random bipartite graph (paper 003).");
+    if (rc != SHM_OPTIONS_PARSED)
+        return rc;
+    if (cfg.nodes > (size_t)INT32_MAX / (size_t)SHM_NPROCS())
+        return shm_usage("em3d: %zu nodes per worker x %d workers exceed %d nodes\n", cfg.nodes, SHM_NPROCS(),
+                         INT32_MAX);
     return shm_run_and_finish(worker, &cfg);
 }

@@ -147,15 +147,12 @@ int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
     struct config cfg = {.m = 25};
-    int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
-        if (shm_arg_is(argv[i], "-m", "-n") && i + 1 < argc)
-            cfg.m = atoi(argv[++i]);
-        else
-            bad = 1;
-    }
-    if (bad || cfg.m < MK || cfg.m > 40) {
-        return shm_usage("usage: %s [-m M (log2 of the number of pairs, %d..40)] [-p P]\n", argv[0], MK);
-    }
+    const struct shm_option opts[] = {
+        {"log2-pairs", "mn", SHM_OPT_INT, &cfg.m, "M", "2^M pairs of random numbers (24: class S, 25: W, 28: A)",
+         SHM_RANGE(MK, 40)},
+        SHM_OPTIONS_END};
+    int rc = shm_parse_options(argc, argv, opts, "NAS Parallel Benchmarks EP, embarrassingly parallel (paper 004).");
+    if (rc != SHM_OPTIONS_PARSED)
+        return rc;
     return shm_run_and_finish(worker, &cfg);
 }

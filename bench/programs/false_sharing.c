@@ -103,20 +103,15 @@ int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
     struct config cfg = {.pages = 16, .iters = 100, .rounds = 4, .work = 100};
-    for (int i = 1; i < argc; i++) {
-        if (shm_arg_is(argv[i], "-g", "--pages") && i + 1 < argc)
-            cfg.pages = atol(argv[++i]);
-        else if (shm_arg_is(argv[i], "-i", "--iterations") && i + 1 < argc)
-            cfg.iters = atol(argv[++i]);
-        else if (shm_arg_is(argv[i], "-r", "--rounds") && i + 1 < argc)
-            cfg.rounds = atol(argv[++i]);
-        else if (shm_arg_is(argv[i], "-w", "--work") && i + 1 < argc)
-            cfg.work = atol(argv[++i]);
-        else
-            return shm_usage("usage: %s [-g PAGES] [-i ITERATIONS] [-r ROUNDS] [-w WORK] [-p P] [--threads-per-rank T]\n",
-                             argv[0]);
-    }
-    if (cfg.pages <= 0 || cfg.iters <= 0 || cfg.iters >= (1L << 30) || cfg.rounds <= 0 || cfg.work < 0)
-        return shm_usage("false_sharing: pages, iterations and rounds must be positive, work not negative\n");
+    const struct shm_option opts[] = {
+        {"pages", "g", SHM_OPT_LONG, &cfg.pages, "G", "shared pages", SHM_RANGE(1, 1L << 30)},
+        {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed iterations", SHM_RANGE(1, (1L << 30) - 1)},
+        {"rounds", "r", SHM_OPT_LONG, &cfg.rounds, "R", "updates of each word per iteration", SHM_AT_LEAST(1)},
+        {"work", "w", SHM_OPT_LONG, &cfg.work, "W", "steps of computation before each update", SHM_AT_LEAST(0)},
+        SHM_OPTIONS_END};
+    int rc = shm_parse_options(argc, argv, opts,
+                               "Workers update disjoint, interleaved words of shared pages (false sharing).");
+    if (rc != SHM_OPTIONS_PARSED)
+        return rc;
     return shm_run_and_finish(worker, &cfg);
 }

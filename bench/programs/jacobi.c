@@ -159,19 +159,14 @@ int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
     struct config cfg = {.n = 2048, .iters = 50, .use_lock = 0};
-    int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
-        if (shm_arg_is(argv[i], "-n", "--size") && i + 1 < argc)
-            cfg.n = strtoull(argv[++i], NULL, 0);
-        else if (shm_arg_is(argv[i], "-i", "--iterations") && i + 1 < argc)
-            cfg.iters = atol(argv[++i]);
-        else if (shm_arg_is(argv[i], "--variant", "-v") && i + 1 < argc) {
-            bad = !shm_parse_variant(argv[++i], "reduce", "lock", &cfg.use_lock);
-        } else
-            bad = 1;
-    }
-    if (bad || cfg.n < 3 || cfg.iters <= 0) {
-        return shm_usage("usage: %s [-n N>=3] [-i ITERATIONS] [--variant lock|reduce] [-p P]\n", argv[0]);
-    }
+    const struct shm_option opts[] = {
+        {"size", "n", SHM_OPT_SIZE, &cfg.n, "N", "grid side", SHM_RANGE(3, 1 << 20)},
+        {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed iterations", SHM_AT_LEAST(1)},
+        {"variant", "v", SHM_OPT_CHOICE, &cfg.use_lock, NULL,
+         "combine the residual with an all-reduce or under a lock", .choices = "reduce|lock"},
+        SHM_OPTIONS_END};
+    int rc = shm_parse_options(argc, argv, opts, "Helmholtz Jacobi solver on an N x N grid (OmpSCR, paper 000).");
+    if (rc != SHM_OPTIONS_PARSED)
+        return rc;
     return shm_run_and_finish(worker, &cfg);
 }

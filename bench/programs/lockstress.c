@@ -102,27 +102,19 @@ int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
     struct config cfg = {.ops = 2000, .locks = 8, .pages = 4, .every = 50, .work = 0, .seed = 1};
-    for (int i = 1; i < argc; i++) {
-        if (shm_arg_is(argv[i], "-o", "--ops") && i + 1 < argc)
-            cfg.ops = atol(argv[++i]);
-        else if (shm_arg_is(argv[i], "-l", "--locks") && i + 1 < argc)
-            cfg.locks = atol(argv[++i]);
-        else if (shm_arg_is(argv[i], "-g", "--pages") && i + 1 < argc)
-            cfg.pages = atol(argv[++i]);
-        else if (shm_arg_is(argv[i], "-k", "--every") && i + 1 < argc)
-            cfg.every = atol(argv[++i]);
-        else if (shm_arg_is(argv[i], "-w", "--work") && i + 1 < argc)
-            cfg.work = atol(argv[++i]);
-        else if (shm_arg_is(argv[i], "-s", "--seed") && i + 1 < argc)
-            cfg.seed = (uint64_t)atoll(argv[++i]);
-        else
-            return shm_usage("usage: %s [-o OPS] [-l LOCKS] [-g PAGES] [-k EVERY] [-w WORK] [-s SEED] "
-                             "[-p P] [--threads-per-rank T]\n",
-                             argv[0]);
-    }
+    const struct shm_option opts[] = {
+        {"ops", "o", SHM_OPT_LONG, &cfg.ops, "O", "operations per worker", SHM_AT_LEAST(1)},
+        {"locks", "l", SHM_OPT_LONG, &cfg.locks, "L", "locks", SHM_AT_LEAST(1)},
+        {"pages", "g", SHM_OPT_LONG, &cfg.pages, "G", "shared pages", SHM_RANGE(1, 1L << 30)},
+        {"every", "k", SHM_OPT_LONG, &cfg.every, "K", "a barrier every K operations", SHM_AT_LEAST(1)},
+        {"work", "w", SHM_OPT_LONG, &cfg.work, "W", "steps of computation inside the critical section",
+         SHM_AT_LEAST(0)},
+        {"seed", "s", SHM_OPT_U64, &cfg.seed, "S", "random seed", SHM_ANY_VALUE},
+        SHM_OPTIONS_END};
+    int rc = shm_parse_options(argc, argv, opts, "Random lock-protected updates to falsely shared words.");
+    if (rc != SHM_OPTIONS_PARSED)
+        return rc;
     long words = cfg.pages * (long)(SHM_PAGE_SIZE / sizeof(uint64_t));
-    if (cfg.ops <= 0 || cfg.locks <= 0 || cfg.pages <= 0 || cfg.every <= 0 || cfg.work < 0)
-        return shm_usage("lockstress: ops, locks, pages and every must be positive, work not negative\n");
     if (cfg.locks > words)
         return shm_usage("lockstress: %ld locks need at least %ld words; %ld pages hold %ld\n",
                          cfg.locks, cfg.locks, cfg.pages, words);

@@ -143,23 +143,18 @@ int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
     struct config cfg = {.n = 512, .bs = 64, .iters = 0, .blocked = 0};
-    int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
-        if (shm_arg_is(argv[i], "-n", "--size") && i + 1 < argc)
-            cfg.n = strtoull(argv[++i], NULL, 0);
-        else if (shm_arg_is(argv[i], "-i", "--iterations") && i + 1 < argc)
-            cfg.iters = atol(argv[++i]);
-        else if (shm_arg_is(argv[i], "-b", "--block") && i + 1 < argc)
-            cfg.bs = strtoull(argv[++i], NULL, 0);
-        else if (shm_arg_is(argv[i], "--variant", "-v") && i + 1 < argc) {
-            bad = !shm_parse_variant(argv[++i], "naive", "blocked", &cfg.blocked);
-        } else
-            bad = 1;
-    }
+    const struct shm_option opts[] = {
+        {"size", "n", SHM_OPT_SIZE, &cfg.n, "N", "matrix side", SHM_RANGE(1, 1 << 20)},
+        {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed multiplications; 0: by variant",
+         .default_text = "3 naive, 30 blocked", SHM_AT_LEAST(0)},
+        {"block", "b", SHM_OPT_SIZE, &cfg.bs, "B", "tile side of the blocked variant", SHM_RANGE(1, 1 << 20)},
+        {"variant", "v", SHM_OPT_CHOICE, &cfg.blocked, NULL, "dot product per element, or b x b tiles",
+         .choices = "naive|blocked"},
+        SHM_OPTIONS_END};
+    int rc = shm_parse_options(argc, argv, opts, "Dense matrix multiply C = A x B (Split-C, paper 003).");
+    if (rc != SHM_OPTIONS_PARSED)
+        return rc;
     if (cfg.iters == 0) /* default: about the same time for both variants */
         cfg.iters = cfg.blocked ? 30 : 3;
-    if (bad || cfg.n < 1 || cfg.bs < 1 || cfg.iters <= 0) {
-        return shm_usage("usage: %s [-n N] [-i ITERATIONS] [-b BLOCK] [--variant naive|blocked] [-p P]\n", argv[0]);
-    }
     return shm_run_and_finish(worker, &cfg);
 }

@@ -214,19 +214,14 @@ int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
     struct config cfg = {.n = 4096, .steps = 10, .use_lock = 0};
-    int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
-        if (shm_arg_is(argv[i], "-n", "--size") && i + 1 < argc)
-            cfg.n = strtoull(argv[++i], NULL, 0);
-        else if (shm_arg_is(argv[i], "-i", "--steps") && i + 1 < argc)
-            cfg.steps = atol(argv[++i]);
-        else if (shm_arg_is(argv[i], "--variant", "-v") && i + 1 < argc) {
-            bad = !shm_parse_variant(argv[++i], "reduce", "lock", &cfg.use_lock);
-        } else
-            bad = 1;
-    }
-    if (bad || cfg.n < 2 || cfg.steps <= 0) {
-        return shm_usage("usage: %s [-n PARTICLES] [-i STEPS] [--variant lock|reduce] [-p P]\n", argv[0]);
-    }
+    const struct shm_option opts[] = {
+        {"size", "n", SHM_OPT_SIZE, &cfg.n, "N", "particles", SHM_RANGE(2, 1L << 32)},
+        {"steps", "i", SHM_OPT_LONG, &cfg.steps, "S", "timed steps", SHM_AT_LEAST(1)},
+        {"variant", "v", SHM_OPT_CHOICE, &cfg.use_lock, NULL,
+         "combine the energies with an all-reduce or under a lock", .choices = "reduce|lock"},
+        SHM_OPTIONS_END};
+    int rc = shm_parse_options(argc, argv, opts, "Molecular dynamics with velocity Verlet (OmpSCR, paper 000).");
+    if (rc != SHM_OPTIONS_PARSED)
+        return rc;
     return shm_run_and_finish(worker, &cfg);
 }

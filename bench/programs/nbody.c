@@ -155,19 +155,18 @@ int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
     struct config cfg = {.n = 32768, .iters = 20, .busy = 400};
-    int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
-        if (shm_arg_is(argv[i], "-n", "--size") && i + 1 < argc)
-            cfg.n = strtoull(argv[++i], NULL, 0);
-        else if (shm_arg_is(argv[i], "-i", "--iterations") && i + 1 < argc)
-            cfg.iters = atol(argv[++i]);
-        else if (shm_arg_is(argv[i], "-w", "--busy") && i + 1 < argc)
-            cfg.busy = atol(argv[++i]);
-        else
-            bad = 1;
-    }
-    if (bad || cfg.n < 1 || cfg.iters <= 0 || cfg.busy < 0) {
-        return shm_usage("usage: %s [-n BODIES] [-i ITERATIONS] [-w BUSY] [-p P]\n", argv[0]);
-    }
+    const struct shm_option opts[] = {
+        {"size", "n", SHM_OPT_SIZE, &cfg.n, "N", "bodies (64 bytes each)", SHM_RANGE(1, 1L << 32)},
+        {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed iterations", SHM_AT_LEAST(1)},
+        {"busy", "w", SHM_OPT_LONG, &cfg.busy, "W", "busy-loop steps per body", SHM_AT_LEAST(0)},
+        SHM_OPTIONS_END};
+    int rc = shm_parse_options(argc, argv, opts,
+#ifdef NBODY_SEQUENTIAL_PHASE
+                               "n-body kernel with a sequential phase, NBodyW (paper 001).");
+#else
+                               "n-body kernel, NBody (paper 001).");
+#endif
+    if (rc != SHM_OPTIONS_PARSED)
+        return rc;
     return shm_run_and_finish(worker, &cfg);
 }

@@ -5,8 +5,7 @@
  *
  *   -DSHM_AGORA     T SPMD workers per MPI rank (T from "--threads-per-rank T",
  *                   BENCH_THREADS_PER_RANK or AGORA_THREADS_PER_RANK; default
- *                   1), worker id =
- *                   rank*T + t, global memory from Agora.
+ *                   1), worker id = rank*T + t, global memory from Agora.
  *   -DSHM_PTHREADS  one process; main() spawns P threads that each run the same
  *                   SPMD worker with id 0..P-1 (P from "-p P", "--threads P"
  *                   or the environment variable BENCH_THREADS; default 2).
@@ -22,11 +21,22 @@
  * Typical main():
  *
  *     int main(int argc, char **argv) {
- *         SHM_INIT(&argc, &argv);          // agora_init / parse -p
- *         ... parse the program's own arguments into a read-only config ...
- *         if (bad) return shm_usage("usage: %s ...\n", argv[0]);  // worker 0 prints; exit 2
+ *         SHM_INIT(&argc, &argv);              // agora_init
+ *         struct config cfg = {.n = 2048};     // defaults
+ *         const struct shm_option opts[] = {   // shm_options.h
+ *             {"size", "n", SHM_OPT_SIZE, &cfg.n, "N", "grid side", SHM_AT_LEAST(3)},
+ *             SHM_OPTIONS_END};
+ *         int rc = shm_parse_options(argc, argv, opts, "what the program does");
+ *         if (rc != SHM_OPTIONS_PARSED)        // --help (0) or a usage error (2),
+ *             return rc;                       // reported and finalized
+ *         if (cross-option check fails) return shm_usage("...\n");  // worker 0 prints; exit 2
  *         return shm_run_and_finish(worker, &cfg);  // run the worker(s), finalize
  *     }
+ *
+ * shm_parse_options() adds the options every program takes: "-p P" /
+ * "--threads P" and "--threads-per-rank T" (each build accepts the other's
+ * and ignores it with a note, so command lines are interchangeable), and
+ * -h / --help.
  *
  * This header must be included before any system header (it selects
  * _GNU_SOURCE for clock_gettime, pthread barriers and mmap). */
@@ -45,6 +55,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "shm_options.h"
 
 #if defined(SHM_AGORA) == defined(SHM_PTHREADS)
 #error "compile with exactly one of -DSHM_AGORA or -DSHM_PTHREADS"
@@ -84,48 +96,6 @@ static inline void shm_die(const char *fmt, ...)
     fputc('\n', stderr);
     va_end(ap);
     exit(2);
-}
-
-/* Remove the integer option `name N` / `name=N` (and `alias N` if alias is
- * not NULL) from argv. Returns N, or 0 if absent. */
-static inline int shm__strip_int_arg(int *argc, char ***argv, const char *name, const char *alias)
-{
-    int n = 0, out = 1;
-    char **av = *argv;
-    size_t len = strlen(name);
-    for (int i = 1; i < *argc; i++) {
-        if ((strcmp(av[i], name) == 0 || (alias && strcmp(av[i], alias) == 0)) && i + 1 < *argc) {
-            n = atoi(av[++i]);
-        } else if (strncmp(av[i], name, len) == 0 && av[i][len] == '=') {
-            n = atoi(av[i] + len + 1);
-        } else {
-            av[out++] = av[i];
-        }
-    }
-    *argc = out;
-    av[out] = NULL;
-    return n;
-}
-
-/* "-p N" / "--threads N" (total workers; both builds accept it so that
- * command lines are interchangeable) and "--threads-per-rank T" (Agora: T
- * worker threads per rank; also accepted and ignored by the pthreads build). */
-static inline int shm__strip_threads_arg(int *argc, char ***argv)
-{
-    int a = shm__strip_int_arg(argc, argv, "--threads", "-p");
-    return a;
-}
-static inline int shm__strip_threads_per_rank_arg(int *argc, char ***argv)
-{
-    int t = shm__strip_int_arg(argc, argv, "--threads-per-rank", NULL);
-    /* then BENCH_THREADS_PER_RANK, then the runtime's AGORA_THREADS_PER_RANK
-     * (what "agorarun --threads-per-rank T" sets for fork-join placement) */
-    const char *vars[2] = {"BENCH_THREADS_PER_RANK", "AGORA_THREADS_PER_RANK"};
-    for (int k = 0; k < 2 && t <= 0; k++) {
-        const char *e = getenv(vars[k]);
-        t = e ? atoi(e) : 0;
-    }
-    return t;
 }
 
 /* Page-granular home of byte `off` of an allocation of `total` bytes under
@@ -169,7 +139,7 @@ static inline int shm__block_home(size_t off, size_t total, int nprocs)
 #define SHM_TLS _Thread_local
 
 static struct {
-    int n; /* threads in the team */
+    int n; /* threads in the team; 0 until shm_parse_options starts it */
     /* Barrier: spin briefly, then sleep on a futex -- what OpenMP runtimes
      * do, and comparable to Agora's barrier, whose ranks poll before napping.
      * A plain pthread_barrier_t puts every waiter to sleep at once, which on
@@ -394,13 +364,28 @@ static inline void shm_init(int *argc, char ***argv)
         shm_die("agora_init failed");
     shm__rank = agora_rank();
     shm__nranks = agora_nranks();
-    int p = shm__strip_threads_arg(argc, argv);
-    int t = shm__strip_threads_per_rank_arg(argc, argv);
+    shm__t_start = agora_wtime();
+}
+
+/* The one thread that prints for the program (valid before the team starts). */
+static inline int shm__is_leader(void) { return shm__rank == 0 && shm__lt == 0; }
+
+/* Starts the rank's team once the options are known: T from
+ * --threads-per-rank, else BENCH_THREADS_PER_RANK, else the runtime's
+ * AGORA_THREADS_PER_RANK (what "agorarun --threads-per-rank T" sets for
+ * fork-join placement), else 1. -p P is the pthreads build's. Returns 0, or
+ * -1 with a message in err. */
+static inline int shm__team_start(int p, int t, char *err, size_t errlen)
+{
+    const char *vars[2] = {"BENCH_THREADS_PER_RANK", "AGORA_THREADS_PER_RANK"};
+    for (int k = 0; k < 2 && t <= 0; k++)
+        if (shm_options_env_int(vars[k], 1, SHM_MAX_PROCS, &t, err, errlen) < 0)
+            return -1;
     shm__team_init(t > 0 ? t : 1);
     if (p > 0 && p != shm_nprocs() && shm__rank == 0)
         fprintf(stderr, "bench: note: -p %d ignored, running on %d Agora ranks x %d threads\n", p,
                 shm__nranks, shm__team.n);
-    shm__t_start = agora_wtime();
+    return 0;
 }
 
 static inline int shm_run(shm_worker_fn fn, void *arg)
@@ -410,7 +395,8 @@ static inline int shm_run(shm_worker_fn fn, void *arg)
 static inline void shm_finish(void)
 {
     agora_finalize();
-    pthread_barrier_destroy(&shm__team.barrier);
+    if (shm__team.n)
+        pthread_barrier_destroy(&shm__team.barrier);
 }
 
 /* Home unit (here: rank) of byte `off` of the allocation at `base` (of
@@ -521,23 +507,35 @@ static inline void shm_reduce(void *buf, size_t count, enum shm_type t, enum shm
 
 static inline void shm_init(int *argc, char ***argv)
 {
-    int p = shm__strip_threads_arg(argc, argv);
-    int t = shm__strip_threads_per_rank_arg(argc, argv);
-    if (p <= 0) {
-        const char *e = getenv("BENCH_THREADS");
-        p = e ? atoi(e) : 0;
-    }
+    (void)argc;
+    (void)argv;
+    shm__t_start = shm_time();
+}
+
+static inline int shm__is_leader(void) { return shm__lt == 0; }
+
+/* Starts the team once the options are known: P from -p / --threads, else
+ * BENCH_THREADS, else 2. --threads-per-rank is the Agora build's. Returns
+ * 0, or -1 with a message in err. */
+static inline int shm__team_start(int p, int t, char *err, size_t errlen)
+{
+    if (p <= 0 && shm_options_env_int("BENCH_THREADS", 1, SHM_MAX_PROCS, &p, err, errlen) < 0)
+        return -1;
     if (p <= 0)
         p = 2;
     shm__team_init(p);
     if (t > 1)
         fprintf(stderr, "bench: note: --threads-per-rank %d ignored by the pthreads build (%d threads)\n",
                 t, p);
-    shm__t_start = shm_time();
+    return 0;
 }
 
 static inline int shm_run(shm_worker_fn fn, void *arg) { return shm__team_run(fn, arg); }
-static inline void shm_finish(void) { pthread_barrier_destroy(&shm__team.barrier); }
+static inline void shm_finish(void)
+{
+    if (shm__team.n)
+        pthread_barrier_destroy(&shm__team.barrier);
+}
 
 static inline int shm__home(const void *base, size_t off, size_t total)
 {
@@ -766,12 +764,14 @@ static inline int shm_check_scalar(const char *what, double got, double want, do
     return 1;
 }
 
-/* Small argument parser helpers. */
-/* Ends main on bad arguments: worker 0 prints the message, every worker
- * shuts down, the exit status is 2. */
+/* ---- command line -------------------------------------------------------- */
+
+/* Ends main on bad arguments found after shm_parse_options (checks that
+ * involve several options): worker 0 prints the message, every worker shuts
+ * down, the exit status is 2. */
 __attribute__((format(printf, 1, 2))) static inline int shm_usage(const char *fmt, ...)
 {
-    if (shm_id() == 0) {
+    if (shm__is_leader()) {
         va_list ap;
         va_start(ap, fmt);
         vfprintf(stderr, fmt, ap);
@@ -781,30 +781,63 @@ __attribute__((format(printf, 1, 2))) static inline int shm_usage(const char *fm
     return 2;
 }
 
+/* The options every program takes, besides its own table. */
+static int shm__opt_threads;          /* -p / --threads; 0: not given */
+static int shm__opt_threads_per_rank; /* --threads-per-rank; 0: not given */
+static const struct shm_option shm__common_options[] = {
+#ifdef SHM_AGORA
+    {"threads", "p", SHM_OPT_INT, &shm__opt_threads, "P",
+     "the pthreads build's thread count; ignored here with a note, agorarun -n sets the ranks",
+     .default_text = "", SHM_RANGE(1, SHM_MAX_PROCS)},
+    {"threads-per-rank", NULL, SHM_OPT_INT, &shm__opt_threads_per_rank, "T", "worker threads per rank",
+     .default_text = "BENCH_THREADS_PER_RANK, AGORA_THREADS_PER_RANK or 1", SHM_RANGE(1, SHM_MAX_PROCS)},
+#else
+    {"threads", "p", SHM_OPT_INT, &shm__opt_threads, "P", "worker threads",
+     .default_text = "BENCH_THREADS or 2", SHM_RANGE(1, SHM_MAX_PROCS)},
+    {"threads-per-rank", NULL, SHM_OPT_INT, &shm__opt_threads_per_rank, "T",
+     "the Agora build's threads per rank; ignored here with a note", .default_text = "",
+     SHM_RANGE(1, SHM_MAX_PROCS)},
+#endif
+    SHM_OPTIONS_END};
+
+/* shm_parse_options: the options are good, go on */
+#define SHM_OPTIONS_PARSED (-1)
+
+/* Collective, right after SHM_INIT: parses the command line against the
+ * program's table `opts` (ended by SHM_OPTIONS_END) and the common options,
+ * stores the values, and starts the thread team. Returns SHM_OPTIONS_PARSED
+ * to go on; otherwise main returns what it returns: 0 after --help (printed
+ * to stdout), 2 after a usage error (a message naming the option on stderr).
+ * In both cases worker 0 has printed and every worker has shut down. */
+static inline int shm_parse_options(int argc, char **argv, const struct shm_option *opts, const char *about)
+{
+    const struct shm_option *const tables[] = {opts, shm__common_options, NULL};
+    const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    char err[512];
+    int r = shm_options_parse(argc, argv, tables, err, sizeof err);
+    if (r == SHM_OPTIONS_OK && shm__team_start(shm__opt_threads, shm__opt_threads_per_rank, err, sizeof err) != 0)
+        r = SHM_OPTIONS_ERROR;
+    if (r == SHM_OPTIONS_OK)
+        return SHM_OPTIONS_PARSED;
+    if (shm__is_leader()) {
+        if (r == SHM_OPTIONS_HELP) {
+            shm_options_help(stdout, argv[0], about, tables);
+            fflush(stdout);
+        } else
+            fprintf(stderr, "%s: %s\nTry '%s --help'.\n", prog, err, prog);
+    }
+    shm_finish();
+    return r == SHM_OPTIONS_HELP ? 0 : 2;
+}
+
 /* Ends main normally: runs the SPMD worker(s), shuts down, returns worker 0's status. */
 static inline int shm_run_and_finish(shm_worker_fn fn, void *arg)
 {
+    if (!shm__team.n)
+        shm_die("call shm_parse_options before shm_run_and_finish (it starts the thread team)");
     int rc = shm_run(fn, arg);
     shm_finish();
     return rc;
-}
-
-/* --variant NAME for programs with two variants: sets *flag to 0 for name0,
- * 1 for name1; returns 0 for any other name. */
-static inline int shm_parse_variant(const char *name, const char *name0, const char *name1, int *flag)
-{
-    if (strcmp(name, name0) == 0)
-        *flag = 0;
-    else if (strcmp(name, name1) == 0)
-        *flag = 1;
-    else
-        return 0;
-    return 1;
-}
-
-static inline int shm_arg_is(const char *a, const char *s1, const char *s2)
-{
-    return strcmp(a, s1) == 0 || (s2 && strcmp(a, s2) == 0);
 }
 
 /* SplitMix64: a tiny, good, seedable generator for reproducible inputs that

@@ -105,19 +105,13 @@ int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
     struct config cfg = {.rows = 2048, .cols = 2048, .iters = 100};
-    int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
-        if (shm_arg_is(argv[i], "-n", "--rows") && i + 1 < argc)
-            cfg.rows = strtoull(argv[++i], NULL, 0);
-        else if (shm_arg_is(argv[i], "-m", "--cols") && i + 1 < argc)
-            cfg.cols = strtoull(argv[++i], NULL, 0);
-        else if (shm_arg_is(argv[i], "-i", "--iterations") && i + 1 < argc)
-            cfg.iters = atol(argv[++i]);
-        else
-            bad = 1;
-    }
-    if (bad || cfg.rows < 3 || cfg.cols < 3 || cfg.iters <= 0) {
-        return shm_usage("usage: %s [-n ROWS>=3] [-m COLS>=3] [-i ITERATIONS] [-p P]\n", argv[0]);
-    }
+    const struct shm_option opts[] = {
+        {"rows", "n", SHM_OPT_SIZE, &cfg.rows, "R", "grid rows, boundary included", SHM_RANGE(3, 1 << 20)},
+        {"cols", "m", SHM_OPT_SIZE, &cfg.cols, "C", "grid columns, boundary included", SHM_RANGE(3, 1 << 20)},
+        {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed iterations", SHM_AT_LEAST(1)},
+        SHM_OPTIONS_END};
+    int rc = shm_parse_options(argc, argv, opts, "Red-black successive over-relaxation (TreadMarks, paper 001).");
+    if (rc != SHM_OPTIONS_PARSED)
+        return rc;
     return shm_run_and_finish(worker, &cfg);
 }

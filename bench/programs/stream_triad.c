@@ -83,17 +83,12 @@ int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
     struct config cfg = {.n = (size_t)4 << 20, .iters = 200};
-    for (int i = 1; i < argc; i++) {
-        if (shm_arg_is(argv[i], "-n", "--size") && i + 1 < argc)
-            cfg.n = strtoull(argv[++i], NULL, 0);
-        else if (shm_arg_is(argv[i], "-i", "--iterations") && i + 1 < argc)
-            cfg.iters = atol(argv[++i]);
-        else {
-            return shm_usage("usage: %s [-n ELEMENTS] [-i ITERATIONS] [-p THREADS]\n", argv[0]);
-        }
-    }
-    if (cfg.n == 0 || cfg.iters <= 0) {
-        return shm_usage("stream_triad: size and iterations must be positive\n");
-    }
+    const struct shm_option opts[] = {
+        {"size", "n", SHM_OPT_SIZE, &cfg.n, "N", "doubles per array", SHM_RANGE(1, 1L << 36)},
+        {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed iterations", SHM_AT_LEAST(1)},
+        SHM_OPTIONS_END};
+    int rc = shm_parse_options(argc, argv, opts, "STREAM TRIAD, A = B + alpha*C (paper 000).");
+    if (rc != SHM_OPTIONS_PARSED)
+        return rc;
     return shm_run_and_finish(worker, &cfg);
 }

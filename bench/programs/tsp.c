@@ -353,21 +353,16 @@ int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
     struct config cfg = {.n = 18, .depth = 3, .seed = 1};
-    int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
-        if (shm_arg_is(argv[i], "-n", "--cities") && i + 1 < argc)
-            cfg.n = atoi(argv[++i]);
-        else if (shm_arg_is(argv[i], "-d", "--depth") && i + 1 < argc)
-            cfg.depth = atoi(argv[++i]);
-        else if (shm_arg_is(argv[i], "-s", "--seed") && i + 1 < argc)
-            cfg.seed = strtoull(argv[++i], NULL, 0);
-        else
-            bad = 1;
-    }
-    if (!bad && cfg.depth > cfg.n - 1)
+    const struct shm_option opts[] = {
+        {"cities", "n", SHM_OPT_INT, &cfg.n, "N", "cities", SHM_RANGE(2, TSP_MAXN)},
+        {"depth", "d", SHM_OPT_INT, &cfg.depth, "D", "cities of the queued tour prefixes; at most N-1 are used",
+         SHM_RANGE(1, TSP_MAXDEPTH)},
+        {"seed", "s", SHM_OPT_U64, &cfg.seed, "S", "seed of the city positions", SHM_ANY_VALUE},
+        SHM_OPTIONS_END};
+    int rc = shm_parse_options(argc, argv, opts, "Branch-and-bound travelling salesman (TreadMarks, paper 001).");
+    if (rc != SHM_OPTIONS_PARSED)
+        return rc;
+    if (cfg.depth > cfg.n - 1)
         cfg.depth = cfg.n - 1;
-    if (bad || cfg.n < 2 || cfg.n > TSP_MAXN || cfg.depth < 1 || cfg.depth > TSP_MAXDEPTH) {
-        return shm_usage("usage: %s [-n CITIES 2..%d] [-d DEPTH 1..%d] [-s SEED] [-p P]\n", argv[0], TSP_MAXN, TSP_MAXDEPTH);
-    }
     return shm_run_and_finish(worker, &cfg);
 }
