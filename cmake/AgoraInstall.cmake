@@ -5,7 +5,7 @@
 #   P/lib/cmake/Agora/            find_package(Agora)
 #   P/lib/pkgconfig/agora.pc      pkg-config agora
 #   P/include/agora/*.h           agora.h, parmacs.h, ...
-#   P/bin/agorarun, agoracc, agoracxx
+#   P/bin/agorarun, agora-info, agoracc, agoracxx (agorarun reads its options from agora-info)
 #   P/share/agora/c.m4.agora      PARMACS for SPLASH makefiles
 #   P/share/doc/agora/            README, LICENSE, docs
 # The static archives stay in the build tree (the tests and benchmarks).
@@ -14,6 +14,7 @@ include(CMakePackageConfigHelpers)
 install(TARGETS agora_shared EXPORT AgoraTargets LIBRARY DESTINATION lib)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/agora DESTINATION include FILES_MATCHING PATTERN "*.h")
 install(PROGRAMS ${CMAKE_BINARY_DIR}/bin/agorarun DESTINATION bin)
+install(TARGETS agora-info RUNTIME DESTINATION bin)
 install(FILES ${PROJECT_SOURCE_DIR}/share/c.m4.agora DESTINATION share/agora)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION share/doc/agora)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION share/doc/agora/docs)

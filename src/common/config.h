@@ -1,12 +1,17 @@
-// Run-time configuration from AGORA_* environment variables. Every option has
-// a launcher flag (tools/agorarun) that sets the same variable.
+// Run-time configuration from AGORA_* environment variables. The variables,
+// their flags, defaults, allowed values and docs are one table:
+// src/common/options.def (a row per variable, naming its Config member).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "common/options.h"
+
 namespace agora {
 
+// The enums of Choice options list their values in the order of the row's
+// choices (options.def): a word's index is the value.
 enum class ServiceMode { Adaptive, Poll };
 // How a thread waiting inside the library waits (docs/service.md): Spin polls
 // and yields its core when idle; Block sleeps until the service thread,
@@ -16,7 +21,7 @@ enum class WaitMode { Auto, Spin, Block };
 // hlrc: when an interval ends (see src/protocol/hlrc/hlrc_engine.h).
 enum class IntervalPolicy { Lazy, Aggressive };
 
-// The largest AGORA_MEMORY accepted (see config.cpp for why).
+// The largest AGORA_MEMORY accepted (options.def says why).
 constexpr uint64_t kMaxMemoryBytes = 40ull << 40;
 
 enum class HeapPlacement : uint8_t { Local, Block, Cyclic };
@@ -25,6 +30,8 @@ enum class HeapPlacement : uint8_t { Local, Block, Cyclic };
 // of messages to every rank).
 constexpr uint64_t kHeapPlacedMin = 1ull << 20;
 
+// Each member is set by its row in options.def; its initializer is the
+// row's default.
 struct Config {
   std::string protocol = "sc";          // AGORA_PROTOCOL
   uint64_t memory_bytes = 4ull << 30;   // AGORA_MEMORY (global range, all ranks together)
@@ -47,25 +54,26 @@ struct Config {
   // (kHeapPlacedMin and up): on the calling rank (local), or spread like
   // agora_malloc_placed's block or cyclic placement.
   HeapPlacement heap = HeapPlacement::Local;
+  // AGORA_TRACE and AGORA_PROFILE: parsed, not yet used (the tracing and the
+  // per-page profile come separately).
+  std::string trace_dir;                // AGORA_TRACE: trace-event JSON per rank into this directory
+  bool profile = false;                 // AGORA_PROFILE: per-page profile
 };
 
-// Fills *out from the environment. On a bad value returns false and sets
-// *error to a message naming the variable, the value and what is allowed.
+// Fills *out from the environment (each runtime row of options.def). On a bad
+// value returns false and sets *error to a message naming the variable, the
+// value and what is allowed.
 bool config_from_env(Config *out, std::string *error,
                      const std::vector<std::string> &known_protocols);
 
 // One message per AGORA_* environment variable that nothing in Agora reads
 // (a typo would otherwise be silently ignored), naming the closest known
 // variable when one is close: "unknown variable AGORA_PROTOCL (did you mean
-// AGORA_PROTOCOL?); it is ignored". The known names are one table in
-// config.cpp.
+// AGORA_PROTOCOL?); it is ignored". The known names are options.def's rows.
 std::vector<std::string> config_unknown_variables();
 
 // The known variable closest to `name` by edit distance; "" when even the
 // closest differs in more than about half of the part after "AGORA_".
 std::string config_closest_variable(const std::string &name);
-
-// "4G", "512M", "65536" -> bytes. False on malformed input or overflow.
-bool parse_size(const std::string &text, uint64_t *bytes);
 
 }  // namespace agora

@@ -16,7 +16,7 @@ cmake --install "$build" --prefix "$work/staged" > "$work/install.log" || fail "
 mv "$work/staged" "$work/prefix"
 P=$work/prefix
 for f in lib/libagora.so lib/libagora.so.0 lib/libagora.so.0.9.0 include/agora/agora.h include/agora/parmacs.h \
-         bin/agorarun bin/agoracc bin/agoracxx share/agora/c.m4.agora lib/cmake/Agora/AgoraConfig.cmake \
+         bin/agorarun bin/agora-info bin/agoracc bin/agoracxx share/agora/c.m4.agora lib/cmake/Agora/AgoraConfig.cmake \
          lib/cmake/Agora/AgoraConfigVersion.cmake lib/cmake/Agora/AgoraTargets.cmake lib/pkgconfig/agora.pc \
          share/doc/agora/LICENSE share/doc/agora/README.md; do
   [ -e "$P/$f" ] || fail "$f is not installed"
@@ -28,6 +28,9 @@ run() {  # NAME PROGRAM ARGS...: 2 ranks, bounded
 }
 
 [ "$("$P/bin/agorarun" --version)" = "agorarun (Agora) 0.9.0" ] || fail "agorarun --version: $("$P/bin/agorarun" --version)"
+# The installed agorarun reads its options from the installed agora-info.
+"$P/bin/agora-info" | grep -q "^Agora 0.9.0$" || fail "agora-info: $("$P/bin/agora-info" 2>&1 | head -3)"
+"$P/bin/agorarun" --help | grep -q -- "--threads-per-rank N" || fail "installed agorarun --help has no options table"
 "$P/bin/agoracc" --showme:version | grep -qx "0.9.0" || fail "agoracc --showme:version"
 
 # 1. agoracc -agora-spmd
