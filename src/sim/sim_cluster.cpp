@@ -1,4 +1,4 @@
-#include "transport/sim/sim_cluster.h"
+#include "sim/sim_cluster.h"
 
 #include "common/log.h"
 
