@@ -1,7 +1,8 @@
 // Active messages: a fixed header naming the receiving component (channel)
 // and operation, with up to three integer arguments, plus an optional
-// payload. Both transports (mpi, sim) deliver messages between one pair of
-// ranks in the order they were sent; different pairs are not ordered.
+// payload. Both hosts' networks (MPI, the simulator's) deliver messages
+// between one pair of ranks in the order they were sent; different pairs are
+// not ordered.
 #pragma once
 #include <atomic>
 #include <cstddef>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "transport/sim/sim_cluster.h"
+#include "sim/sim_cluster.h"
 
 namespace agora::simtest {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "transport/sim/sim_cluster.h"
+#include "sim/sim_cluster.h"
 
 namespace agora::simtest {
 

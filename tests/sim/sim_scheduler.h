@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "transport/sim/sim_cluster.h"
+#include "sim/sim_cluster.h"
 
 namespace agora::simtest {
 

@@ -15,7 +15,7 @@
 #include <random>
 #include <set>
 
-#include "transport/sim/sim_cluster.h"
+#include "sim/sim_cluster.h"
 
 namespace agora {
 namespace {

@@ -1,0 +1,40 @@
+// The simulator's network: one FIFO channel per ordered pair of nodes (as
+// over MPI, messages between one pair stay in order), and a delivery order
+// across channels chosen by the cluster's seeded generator. A given seed
+// always produces the same order.
+#pragma once
+#include <deque>
+#include <functional>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "transport/message.h"
+
+namespace agora {
+
+class SimNetwork {
+ public:
+  explicit SimNetwork(std::mt19937_64 &rng) : rng_(rng) {}
+
+  // Copies the message into the (src, dst) channel.
+  void post(Rank src, Rank dst, const MsgHeader &m, Payload p);
+  using Deliver = std::function<void(Rank dst, const MsgHeader &m, Payload p)>;
+  // Hands the oldest message of a randomly chosen non-empty channel to
+  // deliver; false if nothing is in flight.
+  bool deliver_one(const Deliver &deliver);
+  size_t in_flight() const { return in_flight_; }
+  uint64_t delivered() const { return delivered_; }
+
+ private:
+  struct Packet {
+    MsgHeader header;
+    std::vector<std::byte> payload;
+  };
+  std::mt19937_64 &rng_;
+  std::map<std::pair<Rank, Rank>, std::deque<Packet>> channels_;
+  size_t in_flight_ = 0;
+  uint64_t delivered_ = 0;
+};
+
+}  // namespace agora

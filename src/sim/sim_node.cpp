@@ -1,0 +1,159 @@
+#include "sim/sim_node.h"
+
+#include <cstring>
+
+#include "common/log.h"
+#include "sim/sim_cluster.h"
+#include "sim/sim_faulty_engine.h"
+
+namespace agora {
+
+SimNode::SimNode(SimCluster &cluster, Rank rank)
+    : cluster_(cluster), options_(cluster.options()), rank_(rank), locks_(*this), barrier_(*this),
+      reduce_(*this), thread_barriers_(*this, [this](uint64_t object) { return manager_of(object); }),
+      semaphores_(*this, [this](uint64_t object) { return manager_of(object); }),
+      conditions_(*this, [this](uint64_t object) { return manager_of(object); }),
+      thread_reductions_(*this, [this](uint64_t object) { return manager_of(object); }),
+      watch_(*this, options_.watch, [this] {
+        RankState s = hang_state_ ? hang_state_() : RankState{};
+        s.sent = stats_.messages_sent;
+        s.received = messages_in_;
+        return s;
+      }) {
+  const SimOptions &o = options_;
+  frames_.assign(o.total_pages() * o.page_size, std::byte{0});
+  view_.assign(o.total_pages(), kUnset);
+  engine_ = protocol_create(o.protocol, *this, o.engine);
+  if (!engine_) fatal("simulator: unknown protocol %s", o.protocol.c_str());
+  home_access_ = engine_->home_access();
+  locks_.attach(engine_.get());
+  barrier_.attach(engine_.get());
+  thread_barriers_.attach(engine_.get());
+  semaphores_.attach(engine_.get());
+
+  using Fault = SimOptions::ServiceFault;
+  ProtocolEngine *thread_engine = engine_.get(), *memory_engine = engine_.get();
+  if (o.service_fault == Fault::ThreadAcquireIgnoresRelease) {
+    faulty_engine_ = std::make_unique<SimFaultyEngine>(*engine_, SimFaultyEngine::Fault::AcquireIgnoresInfo);
+    thread_engine = faulty_engine_.get();
+  } else if (o.service_fault == Fault::FreeSkipsRelease) {
+    faulty_engine_ = std::make_unique<SimFaultyEngine>(*engine_, SimFaultyEngine::Fault::ReleasePublishesNothing);
+    memory_engine = faulty_engine_.get();
+  }
+  threads_.emplace(*this, *thread_engine, [this](uint64_t id, Payload fn, uint64_t arg) {
+    started_.push_back({id, std::vector<std::byte>(fn.data, fn.data + fn.size), arg});
+    return 0;
+  });
+  if (o.arena_pages)
+    arena_.emplace(o.arena_first(rank) * o.page_size, o.arena_pages * o.page_size, o.page_size);
+  MemoryService::Hooks hooks;
+  hooks.free_local = [this](uint64_t offset) { return free_local(offset); };
+  hooks.placed_opened = [this](const CollectiveRun &run) { placed_opened(run); };
+  hooks.placed_closed = [this](PageId first, PageId count) { placed_closed(first, count); };
+  memory_.emplace(*this, *memory_engine, std::move(hooks), o.placed_first(), o.placed_pages);
+}
+
+Rank SimNode::nranks() const { return options_.nodes; }
+size_t SimNode::page_size() const { return options_.page_size; }
+
+Rank SimNode::cyclic_home(PageId page) const {
+  return (Rank)((page + options_.seed) % (uint64_t)options_.nodes);
+}
+
+Rank SimNode::home_of(PageId page) const {
+  const SimOptions &o = options_;
+  if (page < o.pages) return cyclic_home(page);
+  if (page - o.placed_first() < o.placed_pages) {
+    CollectiveRun run;
+    return placed_.find(page, &run) ? run.home(page, o.nodes) : -1;
+  }
+  if (page < o.total_pages()) return (Rank)((page - o.arena_first(0)) / o.arena_pages);
+  return cyclic_home(page);  // past the memory: names of sync objects only
+}
+
+Rank SimNode::manager_of(uint64_t object) const {
+  PageId page = object / page_size();
+  Rank home = home_of(page);
+  return home >= 0 ? home : cyclic_home(page);
+}
+
+bool SimNode::page_allocated(PageId page) const {
+  const SimOptions &o = options_;
+  if (page < o.pages || page >= o.total_pages()) return true;
+  if (page - o.placed_first() < o.placed_pages) return home_of(page) >= 0;
+  Rank owner = home_of(page);
+  return owner == rank_ && arena_->page_live(page - o.arena_first(owner));
+}
+
+Access SimNode::access(PageId page) const {
+  uint8_t a = view_[page];
+  if (a != kUnset) return (Access)a;
+  return home_of(page) == rank_ && page_allocated(page) ? home_access_ : Access::None;
+}
+
+void SimNode::set_access(PageId page, Access access) {
+  if (options_.ignore_downgrades && access < this->access(page)) return;
+  view_[page] = (uint8_t)access;
+}
+
+void SimNode::reset_view(PageId first, PageId count) {
+  std::fill(view_.begin() + first, view_.begin() + first + count, kUnset);
+}
+
+void SimNode::placed_opened(const CollectiveRun &run) {
+  if (!placed_.insert(run))
+    fatal("simulator: node %d cannot record placed pages %llu..+%llu (overlapping a live run)", rank_,
+          (unsigned long long)run.first, (unsigned long long)run.count);
+  reset_view(run.first, run.count);  // homes open, as the runtime's open_home_pages
+}
+
+void SimNode::placed_closed(PageId first, PageId count) {
+  CollectiveRun removed;
+  if (!placed_.remove(first, &removed))
+    fatal("simulator: node %d has no placed run at page %llu to drop", rank_, (unsigned long long)first);
+  reset_view(first, count);  // closed: no live run
+  std::memset(frame(first), 0, count * page_size());  // as vm_discard zeroes them
+}
+
+int SimNode::free_local(uint64_t offset) {
+  if (!arena_) fatal("simulator: a free at node %d, which has no arena", rank_);
+  switch (arena_->release(offset)) {
+    case ArenaAllocator::FreeResult::Ok: return 0;
+    case ArenaAllocator::FreeResult::InsideBlock: return -5;  // not the start of an allocation
+    default: return -5;                                       // not allocated (double free?)
+  }
+}
+
+void SimNode::send(Rank dst, MsgHeader header, Payload payload) {
+  header.src = rank_;
+  stats_.messages_sent++;
+  stats_.bytes_sent += sizeof header + payload.size;
+  cluster_.post(rank_, dst, header, payload);
+}
+
+void SimNode::send_control(Rank dst, MsgHeader header, Payload payload) {
+  header.src = rank_;
+  cluster_.post(rank_, dst, header, payload);
+}
+
+void SimNode::deliver(const MsgHeader &m, Payload p) {
+  if (m.channel != Channel::Watch) messages_in_++;
+  switch (m.channel) {
+    case Channel::Protocol: engine_->on_message(m, p); break;
+    case Channel::Lock: locks_.on_message(m, p); break;
+    case Channel::Barrier: barrier_.on_message(m, p); break;
+    case Channel::Reduce: reduce_.on_message(m, p); break;
+    case Channel::Memory: memory_->on_message(m, p); break;
+    case Channel::Thread: threads_->on_message(m, p); break;
+    case Channel::Watch: watch_.on_message(m, p); break;
+    case Channel::ThreadBarrier: thread_barriers_.on_message(m, p); break;
+    case Channel::ThreadReduce: thread_reductions_.on_message(m, p); break;
+    case Channel::Semaphore: semaphores_.on_message(m, p); break;
+    case Channel::Condition: conditions_.on_message(m, p); break;
+    default: fatal("simulator: message on unknown channel %u from node %d", (unsigned)m.channel, m.src);
+  }
+}
+
+bool SimNode::sole_application_thread() const { return options_.application_threads == 1; }
+
+}  // namespace agora

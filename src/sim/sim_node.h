@@ -1,0 +1,130 @@
+// One virtual node of the simulator: the host of a protocol engine and of
+// every service the runtime hosts, one per channel (Runtime::dispatch), so
+// that the same code runs here over a seeded network as on real ranks.
+//
+// What the runtime does with the OS, a node does in memory: its frames are a
+// byte array, its application view an access per page (the simulated
+// mprotect), its threads are the test's. A thread the ThreadService starts
+// is recorded (started_threads()) for the test's scheduler to run; the hang
+// watch is ticked with simulated seconds (SimCluster::tick_watches) and its
+// state comes from the test (set_hang_state).
+#pragma once
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/stats.h"
+#include "memory/arena_allocator.h"
+#include "memory/memory_service.h"
+#include "memory/placed_runs.h"
+#include "protocol/engine.h"
+#include "sim/sim_options.h"
+#include "sync/barrier_service.h"
+#include "sync/condition_service.h"
+#include "sync/hang_watch.h"
+#include "sync/lock_service.h"
+#include "sync/reduce_service.h"
+#include "sync/semaphore_service.h"
+#include "sync/thread_barrier_service.h"
+#include "sync/thread_reduce_service.h"
+#include "sync/thread_service.h"
+
+namespace agora {
+
+class SimCluster;
+
+// A thread the node's ThreadService started: the test runs its body and
+// calls threads().exited(id, ret) when it returns.
+struct SimStartedThread {
+  uint64_t id;
+  std::vector<std::byte> fn;  // the reference its creator passed
+  uint64_t arg;
+};
+
+class SimNode final : public EngineHost {
+ public:
+  SimNode(SimCluster &cluster, Rank rank);
+  Rank rank() const override { return rank_; }
+  Rank nranks() const override;
+  void send(Rank dst, MsgHeader header, Payload payload = {}) override;
+  void send_control(Rank dst, MsgHeader header, Payload payload = {}) override;
+  Stats &stats() override { return stats_; }
+  size_t page_size() const override;
+  void set_access(PageId page, Access access) override;
+  std::byte *frame(PageId page) override { return &frames_[page * page_size()]; }
+  Rank home_of(PageId page) const override;
+  bool page_allocated(PageId page) const override;
+  bool sole_application_thread() const override;
+
+  // What the application view of this node would allow (the simulated mprotect).
+  Access access(PageId page) const;
+  ProtocolEngine &engine() { return *engine_; }
+  LockService &locks() { return locks_; }
+  BarrierService &barrier() { return barrier_; }
+  ReduceService &reduce() { return reduce_; }
+  ThreadService &threads() { return *threads_; }
+  ThreadBarrierService &thread_barriers() { return thread_barriers_; }
+  SemaphoreService &semaphores() { return semaphores_; }
+  ConditionService &conditions() { return conditions_; }
+  ThreadReduceService &thread_reductions() { return thread_reductions_; }
+  MemoryService &memory() { return *memory_; }
+  HangWatch &watch() { return watch_; }
+  // This node's agora_malloc heap (SimOptions::arena_pages): allocation is
+  // local, as in the runtime; a free from another node goes through memory().
+  ArenaAllocator &arena() { return *arena_; }
+
+  // Threads started here and not yet taken by the test, oldest first.
+  std::deque<SimStartedThread> &started_threads() { return started_; }
+  // Thread barriers, semaphores and condition variables are named by an
+  // address (here: a byte offset into the simulated space, which may lie
+  // past its pages) and managed by the home of its page, as the runtime's
+  // manager_of_key does.
+  Rank manager_of(uint64_t object) const;
+  // What this node tells the hang watch (blocked, waits); the message
+  // counts are the node's own.
+  void set_hang_state(std::function<RankState()> state) { hang_state_ = std::move(state); }
+  void deliver(const MsgHeader &m, Payload p);
+
+ private:
+  // The application view: an entry is unset until the engine or the memory
+  // service changes it; an unset page is open as far as the protocol lets a
+  // home (asked once) if it is live and homed here, else closed. This is
+  // what the runtime does by opening home ranges when memory is allocated.
+  static constexpr uint8_t kUnset = 0xff;
+  void reset_view(PageId first, PageId count);
+  Rank cyclic_home(PageId page) const;
+  void placed_opened(const CollectiveRun &run);
+  void placed_closed(PageId first, PageId count);
+  int free_local(uint64_t offset);
+
+  SimCluster &cluster_;
+  const SimOptions &options_;
+  Rank rank_;
+  Stats stats_;
+  uint64_t messages_in_ = 0;  // watch messages excluded, as the runtime counts
+  std::vector<std::byte> frames_;
+  std::vector<uint8_t> view_;
+  Access home_access_ = Access::None;
+  std::unique_ptr<ProtocolEngine> engine_;
+  // What the thread and memory services call, when a fault is injected there.
+  std::unique_ptr<ProtocolEngine> faulty_engine_;
+  LockService locks_;
+  BarrierService barrier_;
+  ReduceService reduce_;
+  std::optional<ThreadService> threads_;
+  ThreadBarrierService thread_barriers_;
+  SemaphoreService semaphores_;
+  ConditionService conditions_;
+  ThreadReduceService thread_reductions_;
+  std::optional<MemoryService> memory_;
+  HangWatch watch_;
+  std::function<RankState()> hang_state_;
+  std::deque<SimStartedThread> started_;
+  std::optional<ArenaAllocator> arena_;
+  PlacedRuns placed_;
+};
+
+}  // namespace agora

@@ -1,0 +1,50 @@
+// How a simulated cluster is built: nodes, memory, protocol, seed, and the
+// faults the testers inject to show they catch broken coherence.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "protocol/engine.h"
+#include "sync/hang_watch.h"
+
+namespace agora {
+
+struct SimOptions {
+  int nodes = 4;
+  // The shared pages [0, pages), homed cyclically (shifted by the seed so
+  // that every node is home to different pages across seeds), live from the start.
+  size_t pages = 8;
+  size_t page_size = 64;  // tiny pages: more sharing, more races per step
+  uint64_t seed = 1;
+  std::string protocol = "sc";
+  EngineOptions engine;
+  // Memory allocated while the cluster runs (MemoryService), after the
+  // shared pages: a placed region of placed_pages pages (agora_malloc_placed,
+  // sequenced by node 0), then an arena of arena_pages pages per node (its
+  // agora_malloc heap, homed on it).
+  size_t placed_pages = 0;
+  size_t arena_pages = 0;
+  // Fault injection, to show the testers catch broken coherence: the
+  // simulated mprotect ignores every downgrade, as a buggy platform would.
+  bool ignore_downgrades = false;
+  // Fault injection into what the services ask of the engine: the thread
+  // service's acquires (a new thread's, a remote joiner's) ignore what the
+  // releaser handed over; or the memory service frees (remote, placed)
+  // without publishing this node's writes first.
+  enum class ServiceFault { None, ThreadAcquireIgnoresRelease, FreeSkipsRelease };
+  ServiceFault service_fault = ServiceFault::None;
+  // Application threads per node, when the program runs a fixed number
+  // (0: unknown). With 1, nodes report sole_application_thread() as a rank
+  // running one thread does (regc relies on it to drop entries sooner).
+  int application_threads = 0;
+  // The hang watch's periods, in the simulated seconds the test ticks it with.
+  HangWatch::Options watch;
+
+  // The page layout: shared pages, placed region, one arena per node.
+  PageId placed_first() const { return pages; }
+  PageId arena_first(Rank node) const { return pages + placed_pages + (PageId)node * arena_pages; }
+  PageId total_pages() const { return arena_first(nodes); }
+};
+
+}  // namespace agora
