@@ -18,17 +18,17 @@ void Runtime::exchange_doorbells() {
   while (service_tid_.load() == 0) platform::cpu_relax();
   // (PID namespace, pid, tid, signal) of every rank. A rank is rung only if
   // MPI puts it on this node and its pid means the same process here.
-  long long mine[4] = {(long long)platform::pid_namespace_id(), platform::process_id(),
-                       service_tid_.load(), platform::doorbell_signal()};
-  std::vector<long long> all(4 * nranks());
+  std::vector<uint64_t> mine = {platform::pid_namespace_id(), (uint64_t)platform::process_id(),
+                               (uint64_t)service_tid_.load(), (uint64_t)platform::doorbell_signal()};
+  std::vector<uint64_t> all;
   {
     std::lock_guard<std::mutex> g(lock_);  // MPI is serialised under the lock
-    MPI_Allgather(mine, 4, MPI_LONG_LONG, all.data(), 4, MPI_LONG_LONG, transport_.world());
+    all = transport_.allgather(mine);
   }
   doorbells_.assign(nranks(), Doorbell{});
   std::string rung, node;
   for (Rank r = 0; r < nranks(); ++r) {
-    const long long *theirs = &all[4 * r];
+    const uint64_t *theirs = &all[4 * r];
     if (transport_.same_node(r)) node.append(" ").append(std::to_string(r));
     if (r == rank() || !transport_.same_node(r) || mine[0] == 0 || theirs[0] != mine[0]) continue;
     doorbells_[r] = {(int)theirs[1], (int)theirs[2], (int)theirs[3]};

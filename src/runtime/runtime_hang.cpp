@@ -5,13 +5,14 @@
 #include <cstdio>
 
 #include "runtime/runtime.h"
+#include "runtime/service_timing.h"
 
 namespace agora {
 
 void Runtime::hang_tick() {
   double now = platform::now_seconds();
   if (now < next_watch_tick_ || !lock_.try_lock()) return;  // not yet, or next time round
-  next_watch_tick_ = now + 0.1;
+  next_watch_tick_ = now + service_timing::kHangWatchTick_s;
   watch_->tick(now);
   lock_.unlock();
 }

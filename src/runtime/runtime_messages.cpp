@@ -3,6 +3,7 @@
 // dispatching each message to the component of its channel.
 #include "common/log.h"
 #include "runtime/runtime.h"
+#include "runtime/service_timing.h"
 
 namespace agora {
 
@@ -21,7 +22,7 @@ void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
   Doorbell &d = doorbells_[dst];
   if (!d.pid || dst == rank() || config_.service != ServiceMode::Adaptive) return;
   double now = platform::now_seconds();
-  if (now - d.last_ring < 20e-6) return;
+  if (now - d.last_ring < service_timing::kRingInterval_s) return;
   d.last_ring = now;
   ring(d);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "runtime/runtime.h"
+#include "runtime/service_timing.h"
 #include "runtime/runtime_internal.h"
 
 namespace agora {
@@ -15,7 +16,7 @@ void Runtime::service_loop() {
   platform::thread_reduce_timer_slack();
   platform::doorbell_block();
   service_tid_.store(platform::thread_id());
-  uint32_t nap_us = 1;
+  uint32_t nap_us = service_timing::kFirstNap_us;
   while (running_.load(std::memory_order_relaxed)) {
     hang_tick();
     if (!block_waits_ && waiting_threads_.load(std::memory_order_relaxed) > 0) {
@@ -26,8 +27,9 @@ void Runtime::service_loop() {
     if (block_waits_) {
       // Let threads just woken make the access they waited for (bounded: a
       // thread the scheduler keeps off the cores must not stop the service).
-      for (int i = 0; i < 100 && g_woken_not_resumed.load(std::memory_order_relaxed) > 0; ++i)
-        platform::sleep_us(10);
+      for (int i = 0;
+           i < service_timing::kWokenHoldNaps && g_woken_not_resumed.load(std::memory_order_relaxed) > 0; ++i)
+        platform::sleep_us(service_timing::kWokenHoldNap_us);
     }
     int got = 0;
     if (block_waits_) {
@@ -45,7 +47,7 @@ void Runtime::service_loop() {
       lock_.unlock();
     }
     if (got) {
-      nap_us = 1;  // busy: come straight back
+      nap_us = service_timing::kFirstNap_us;  // busy: come straight back
       continue;
     }
     if (config_.service == ServiceMode::Poll) {
@@ -60,7 +62,7 @@ void Runtime::service_loop() {
     }
     // Idle: nap, longer each time, so a computing thread on this core loses
     // little; the first naps after activity are short, for bursts.
-    if (platform::doorbell_wait(nap_us)) nap_us = 1;  // rung: a request is on its way
+    if (platform::doorbell_wait(nap_us)) nap_us = service_timing::kFirstNap_us;  // rung: a request is on its way
     else nap_us = std::min(nap_us * 2, config_.service_sleep_us);
   }
 }

@@ -10,6 +10,7 @@
 #include "runtime/program_request.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_internal.h"
+#include "runtime/service_timing.h"
 #include "runtime/store_trace.h"
 
 namespace agora {
@@ -122,6 +123,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
     return false;
   }
   HangWatch::Options watch_options;
+  watch_options.period = service_timing::kHangWatchReport_s;
   watch_options.warn_after = config_.hang_warn_s;
   watch_options.timeout = config_.hang_timeout_s;
   watch_.emplace(*this, watch_options, [this] { return hang_snapshot(); });
@@ -161,7 +163,7 @@ int Runtime::stop() {
   service_.join();
   report_doorbells();
   report_stats();
-  MPI_Barrier(transport_.world());
+  transport_.barrier();
   platform::global_io_disable();
   platform::fault_handler_uninstall();
   g_fault_target = nullptr;

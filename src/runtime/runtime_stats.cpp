@@ -18,8 +18,7 @@ namespace runtime_internal {
 bool stats_json_path_usable(const std::string &path, Rank rank, MpiTransport &transport, std::string *error) {
   if (path.empty()) return true;
   std::string reason;
-  int usable = rank != 0 || platform::file_writable(path, &reason);
-  MPI_Bcast(&usable, 1, MPI_INT, 0, transport.world());
+  bool usable = transport.broadcast_from_root(rank != 0 || platform::file_writable(path, &reason));
   if (usable) return true;
   *error = "AGORA_STATS_JSON=" + path + " cannot be written" +
            (rank == 0 ? ": " + reason : std::string(" (see rank 0)"));
@@ -30,9 +29,7 @@ bool stats_json_path_usable(const std::string &path, Rank rank, MpiTransport &tr
 
 void Runtime::report_stats() {
   std::vector<double> mine = stats_.to_vector();
-  std::vector<double> all(rank() == 0 ? Stats::kFields * nranks() : 0);
-  MPI_Gather(mine.data(), Stats::kFields, MPI_DOUBLE, all.data(), Stats::kFields, MPI_DOUBLE, 0,
-             transport_.world());
+  std::vector<double> all = transport_.gather_to_root(mine);
   if (rank() != 0) return;
   std::vector<Stats> per_rank;
   for (Rank r = 0; r < nranks(); ++r) per_rank.push_back(Stats::from_vector(&all[r * Stats::kFields]));

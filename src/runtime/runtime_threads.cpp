@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "runtime/runtime.h"
+#include "runtime/service_timing.h"
 #include "runtime/runtime_internal.h"
 
 namespace agora {
@@ -165,7 +166,7 @@ void Runtime::finish_threads() {
         if (!noted) wait_begin(&note, nullptr);
         noted = true;
       }
-      platform::sleep_us(100);  // the service thread serves meanwhile
+      platform::sleep_us(service_timing::kFinalizeThreadsNap_us);  // the service thread serves meanwhile
     }
     barrier(true, CollectiveKind::Finalize);
     int64_t now[2];

@@ -3,6 +3,7 @@
 // a deadline; and the noted waits every API operation uses, which the hang
 // watch sees and the statistics time.
 #include "runtime/runtime.h"
+#include "runtime/service_timing.h"
 #include "runtime/runtime_internal.h"
 
 namespace agora {
@@ -54,11 +55,12 @@ void Runtime::wait(Waiter &w, bool patient) {
     }
     if (got) {
       idle = 0;
-    } else if (++idle > 256) {
-      if (idle == 257) idle_since = platform::now_seconds();
-      if (patient && (idle & 63) == 0 && platform::now_seconds() - idle_since > 2e-3) {
-        // Idle for 2 ms: the wait may be long (a join of a computing
-        // thread); the service thread takes over the messages.
+    } else if (++idle > service_timing::kIdlePollsBeforeYield) {
+      if (idle == service_timing::kIdlePollsBeforeYield + 1) idle_since = platform::now_seconds();
+      if (patient && (idle & (service_timing::kPatientCheckEvery - 1)) == 0 &&
+          platform::now_seconds() - idle_since > service_timing::kPatientSwitch_s) {
+        // Idle for a while (2 ms): the wait may be long (a join of a
+        // computing thread); the service thread takes over the messages.
         sleep = true;
         break;
       }
@@ -81,7 +83,8 @@ bool Runtime::wait_until(Waiter &w, double deadline) {
       got = poll_locked(1);
       lock_.unlock();
     }
-    if (!got) platform::sleep_us(block_waits_ ? 100 : 20);
+    if (!got)
+      platform::sleep_us(block_waits_ ? service_timing::kTimedWaitNapBlock_us : service_timing::kTimedWaitNapSpin_us);
   }
   return true;
 }
