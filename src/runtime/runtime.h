@@ -153,6 +153,11 @@ class Runtime final : public EngineHost {
   Runtime() = default;
   // ---- start-up (runtime_start.cpp) ----
   bool init(int *argc, char ***argv, std::string *error);
+  // The global range (AGORA_MEMORY, rounded down to whole arenas: *bytes), its
+  // layout, this rank's arena and rank 0's placed region.
+  bool reserve_global_memory(uint64_t *bytes, std::string *error);
+  // The sync services, attached to the engine and the collective ledger.
+  void create_sync_services();
 
   // ---- waiting (runtime_wait.cpp) ----
   // Where a thread of this rank waits inside Agora, for the hang watch.

@@ -71,22 +71,8 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   log_debug("waiting threads: %s", waits.why.c_str());
 
   uint64_t page = platform::kPageSize;
-  // Each arena gets a whole number of pages.
-  uint64_t bytes = config_.memory_bytes / (page * 2 * nranks()) * (page * 2 * nranks());
-  if (bytes == 0) {
-    *error = "AGORA_MEMORY is too small for " + std::to_string(nranks()) + " ranks";
-    return false;
-  }
-  if (!platform::vm_reserve(kBase, bytes, &range_, error)) {
-    *error = "AGORA_MEMORY=" + platform::human_bytes(config_.memory_bytes) +
-             " cannot be mapped: " + *error + "; lower AGORA_MEMORY (--memory)";
-    return false;
-  }
-  if (!platform::vm_exclude_from_fork(range_, error)) return false;
-  if (!platform::fork_child_hook_install(on_fork_child, error)) return false;
-  space_.emplace(kBase, bytes, page, nranks());
-  arena_.emplace(space_->arena_first_page(rank()) * page, space_->arena_pages() * page, page);
-  if (rank() == 0) placed_.emplace(space_->placed_first_page(), space_->placed_capacity_pages());
+  uint64_t bytes = 0;
+  if (!reserve_global_memory(&bytes, error)) return false;
   EngineOptions engine_options;
   engine_options.intervals = config_.intervals;
   engine_ = protocol_create(config_.protocol, *this, engine_options);
@@ -97,24 +83,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   if (program_request() && !setup_program_windows(error)) return false;
   store_trace_set_global_memory(*space_);  // what traced stores may record
 
-  locks_.emplace(*this);
-  locks_->attach(engine_.get());
-  locks_->set_signatures([this](uint64_t id) { return lock_signature(id); });
-  barrier_.emplace(*this);
-  barrier_->attach(engine_.get());
-  barrier_->attach(&ledger_);
-  reduce_.emplace(*this);
-  reduce_->attach(&ledger_);
-  threads_.emplace(*this, *engine_,
-                   [this](uint64_t id, Payload fn, uint64_t arg) { return start_thread(id, fn, arg); });
-  auto manager_of = [this](uint64_t key) { return manager_of_key(key); };
-  locks_->set_managers(manager_of);
-  thread_barriers_.emplace(*this, manager_of);
-  thread_barriers_->attach(engine_.get());
-  thread_reductions_.emplace(*this, manager_of);
-  semaphores_.emplace(*this, manager_of);
-  semaphores_->attach(engine_.get());
-  conditions_.emplace(*this, manager_of);
+  create_sync_services();
   if (!config_.doorbell_signal && !platform::doorbell_setup(0, error)) return false;
   g_fault_target = this;
   on_exit(report_early_exit, nullptr);
@@ -144,6 +113,49 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   log_debug("started: protocol %s, %llu bytes of global memory at %p", engine_->name(),
             (unsigned long long)bytes, (void *)kBase);
   return true;  // start() ends with the start-up barrier
+}
+
+bool Runtime::reserve_global_memory(uint64_t *bytes_out, std::string *error) {
+  uint64_t page = platform::kPageSize;
+  // Each arena gets a whole number of pages.
+  uint64_t bytes = config_.memory_bytes / (page * 2 * nranks()) * (page * 2 * nranks());
+  if (bytes == 0) {
+    *error = "AGORA_MEMORY is too small for " + std::to_string(nranks()) + " ranks";
+    return false;
+  }
+  if (!platform::vm_reserve(kBase, bytes, &range_, error)) {
+    *error = "AGORA_MEMORY=" + platform::human_bytes(config_.memory_bytes) +
+             " cannot be mapped: " + *error + "; lower AGORA_MEMORY (--memory)";
+    return false;
+  }
+  if (!platform::vm_exclude_from_fork(range_, error)) return false;
+  if (!platform::fork_child_hook_install(on_fork_child, error)) return false;
+  space_.emplace(kBase, bytes, page, nranks());
+  arena_.emplace(space_->arena_first_page(rank()) * page, space_->arena_pages() * page, page);
+  if (rank() == 0) placed_.emplace(space_->placed_first_page(), space_->placed_capacity_pages());
+  *bytes_out = bytes;
+  return true;
+}
+
+void Runtime::create_sync_services() {
+  locks_.emplace(*this);
+  locks_->attach(engine_.get());
+  locks_->set_signatures([this](uint64_t id) { return lock_signature(id); });
+  barrier_.emplace(*this);
+  barrier_->attach(engine_.get());
+  barrier_->attach(&ledger_);
+  reduce_.emplace(*this);
+  reduce_->attach(&ledger_);
+  threads_.emplace(*this, *engine_,
+                   [this](uint64_t id, Payload fn, uint64_t arg) { return start_thread(id, fn, arg); });
+  auto manager_of = [this](uint64_t key) { return manager_of_key(key); };
+  locks_->set_managers(manager_of);
+  thread_barriers_.emplace(*this, manager_of);
+  thread_barriers_->attach(engine_.get());
+  thread_reductions_.emplace(*this, manager_of);
+  semaphores_.emplace(*this, manager_of);
+  semaphores_->attach(engine_.get());
+  conditions_.emplace(*this, manager_of);
 }
 
 int Runtime::stop() {
