@@ -62,8 +62,10 @@ void Runtime::service_loop() {
     }
     // Idle: nap, longer each time, so a computing thread on this core loses
     // little; the first naps after activity are short, for bursts.
-    if (platform::doorbell_wait(nap_us)) nap_us = service_timing::kFirstNap_us;  // rung: a request is on its way
-    else nap_us = std::min(nap_us * 2, config_.service_sleep_us);
+    if (platform::doorbell_wait(nap_us))
+      nap_us = service_timing::kFirstNap_us;  // rung: a request is on its way
+    else
+      nap_us = std::min(nap_us * 2, config_.service_sleep_us);
   }
 }
 

@@ -84,7 +84,8 @@ bool Runtime::wait_until(Waiter &w, double deadline) {
       lock_.unlock();
     }
     if (!got)
-      platform::sleep_us(block_waits_ ? service_timing::kTimedWaitNapBlock_us : service_timing::kTimedWaitNapSpin_us);
+      platform::sleep_us(block_waits_ ? service_timing::kTimedWaitNapBlock_us
+                                      : service_timing::kTimedWaitNapSpin_us);
   }
   return true;
 }
