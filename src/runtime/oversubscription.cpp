@@ -7,15 +7,14 @@
 
 namespace agora {
 
-WaitDecision decide_wait_mode(const Config &config, const MpiTransport &transport) {
+WaitDecision decide_wait_mode(const Config &config, MpiTransport &transport) {
   // The cores this node's ranks may use: the union of their affinity masks
   // (ranks bound to one core each together own as many cores as ranks).
   std::vector<uint64_t> mine;
   bool known = platform::cpu_affinity(&mine);
   int words = (int)mine.size();
   if (!known) mine.assign(words, 0);
-  std::vector<uint64_t> all((size_t)words * transport.nranks());
-  MPI_Allgather(mine.data(), words, MPI_UINT64_T, all.data(), words, MPI_UINT64_T, transport.world());
+  std::vector<uint64_t> all = transport.allgather(mine);
   std::vector<uint64_t> node(words, 0);
   for (Rank r = 0; r < transport.nranks(); ++r)
     if (transport.same_node(r))
@@ -26,8 +25,7 @@ WaitDecision decide_wait_mode(const Config &config, const MpiTransport &transpor
   // threads per rank: the AGORA_THREADS_PER_RANK placement rule.
   long busy = (long)transport.node_nranks() * config.threads_per_rank;
   int oversubscribed = cores > 0 && busy > cores;
-  int any = oversubscribed;
-  MPI_Allreduce(&oversubscribed, &any, 1, MPI_INT, MPI_MAX, transport.world());
+  bool any = transport.allreduce_max(oversubscribed) != 0;
 
   WaitDecision d;
   std::string node_text = std::to_string(transport.node_nranks()) + " ranks x " +

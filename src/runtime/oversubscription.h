@@ -17,6 +17,6 @@ struct WaitDecision {
 
 // Collective over the world (every rank calls it, whatever its AGORA_WAIT),
 // so that all ranks agree: a sender must know whether to ring.
-WaitDecision decide_wait_mode(const Config &config, const MpiTransport &transport);
+WaitDecision decide_wait_mode(const Config &config, MpiTransport &transport);
 
 }  // namespace agora

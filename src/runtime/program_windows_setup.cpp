@@ -59,11 +59,10 @@ bool Runtime::setup_program_windows(std::string *error) {
   // The same addresses on every rank: a position-independent executable
   // loads at a random address in each process, and its globals could not
   // be shared.
-  uint64_t mine[4] = {req.data_lo, req.data_hi, req.bss_lo, req.bss_hi};
-  std::vector<uint64_t> all(4 * (size_t)nranks());
-  MPI_Allgather(mine, 4, MPI_UINT64_T, all.data(), 4, MPI_UINT64_T, transport_.world());
+  std::vector<uint64_t> mine = {req.data_lo, req.data_hi, req.bss_lo, req.bss_hi};
+  std::vector<uint64_t> all = transport_.allgather(mine);
   for (Rank r = 1; r < nranks(); ++r)
-    if (std::memcmp(&all[0], &all[4 * (size_t)r], sizeof mine) != 0) {
+    if (std::memcmp(&all[0], &all[4 * (size_t)r], 4 * sizeof(uint64_t)) != 0) {
       *error = "the program's globals are at " + hex(all[0]) + " on rank 0 but at " +
                hex(all[4 * (size_t)r]) + " on rank " + std::to_string(r) +
                ": the executable is position independent (PIE); link it with agoracc (-no-pie)";

@@ -10,7 +10,22 @@
 // (AGORA_SERVICE=poll). A polling waiter handles one message at a time and
 // returns as soon as its own wait is over. With AGORA_WAIT=block waiting
 // threads sleep instead; the service thread serves, woken by a doorbell that
-// every message then rings. See docs/service.md.
+// every message then rings. See docs/service.md; every time it waits or paces
+// itself by is in service_timing.h.
+//
+// The class is defined across files named by concern; each group of
+// declarations below names its file:
+//   runtime_start.cpp      init and stop            runtime_wait.cpp     waiting, noted waits
+//   runtime_messages.cpp   sends, poll, dispatch    runtime_hang.cpp     the hang watch's view
+//   runtime_service.cpp    the service thread       runtime_doorbells.cpp  doorbells
+//   runtime_faults.cpp     the fault path, fork()   runtime_pages.cpp    EngineHost page hooks
+//   runtime_memory.cpp     alloc, malloc, free      placed_memory.cpp    placed allocations
+//   runtime_locks.cpp      locks                    runtime_collectives.cpp  barrier, reduce
+//   runtime_threads.cpp    fork-join threads, finalize's wait for them
+//   runtime_thread_sync.cpp, runtime_thread_reduce.cpp  sync among threads
+//   runtime_stats.cpp      statistics at finalize   program_windows_setup.cpp, global_stacks.cpp
+// Process-wide helpers they share (fault target, thread tokens): runtime_internal.h.
+// MPI is reached only through transport_ (src/transport/mpi).
 #pragma once
 #include <atomic>
 #include <functional>
@@ -46,22 +61,25 @@ class Runtime final : public EngineHost {
  public:
   static constexpr uintptr_t kBase = 0x200000000000ull;  // 32 TiB: clear of heap, PIE, stacks, mmap
 
+  // ---- start and stop (runtime_start.cpp) ----
   // Returns nullptr (after printing why) if start-up fails. publish(rt) runs
   // before the start-up barrier (threads may start here from then on).
   static Runtime *start(int *argc, char ***argv, int *status,
                         const std::function<void(Runtime *)> &publish);
   int stop();  // collective; deletes nothing (the caller does)
-  // True in a process made by fork() from a rank: it is not a rank.
+  // True in a process made by fork() from a rank: it is not a rank (runtime_faults.cpp).
   static bool in_forked_child();
 
-  // EngineHost
+  // ---- EngineHost ----
   Rank rank() const override { return transport_.rank(); }
   Rank nranks() const override { return transport_.nranks(); }
+  // Sends (runtime_messages.cpp); a request also rings dst's doorbell.
   void send(Rank dst, MsgHeader header, Payload payload = {}) override;
   void send_request(Rank dst, MsgHeader header, Payload payload = {}) override;
   void send_control(Rank dst, MsgHeader header, Payload payload = {}) override;
   Stats &stats() override { return stats_; }
   size_t page_size() const override { return platform::kPageSize; }
+  // Page hooks (runtime_pages.cpp).
   void set_access(PageId page, Access access) override;
   std::byte *frame(PageId page) override;
   Rank home_of(PageId page) const override { return space_->home_of(page); }
@@ -71,28 +89,36 @@ class Runtime final : public EngineHost {
     return threads_->running() + (main_finalizing_ ? 0 : 1) <= 1;
   }
 
-  // API operations (called without the lock held).
+  // ---- API operations (called without the lock held) ----
+  // The fault path (runtime_faults.cpp).
   bool handle_fault(void *addr, bool is_write);
+  // Allocation (runtime_memory.cpp).
   void *alloc_collective(uint64_t bytes, Placement placement, Rank rank);
   void *malloc_local(uint64_t bytes);
   // Non-collective placed allocation, sequenced by rank 0 (placed_memory.cpp).
   void *malloc_placed(uint64_t bytes, Placement placement, Rank rank);
   int free_any(void *ptr);
-  // call_site: where the program created the locks (module offset), for the
-  // check that every rank created the same locks.
+  // Locks (runtime_locks.cpp). call_site: where the program created the
+  // locks (module offset), for the check that every rank created the same locks.
   uint64_t create_locks(uint64_t count, uint64_t call_site);
   int lock(uint64_t id);
   int unlock(uint64_t id);
+  int trylock(uint64_t id);  // 0, or 2 (AGORA_BUSY)
+  // SPMD collectives (runtime_collectives.cpp).
   int barrier(bool patient = false, CollectiveKind kind = CollectiveKind::Barrier);
   int reduce(void *buf, size_t count, ReduceType type, ReduceOp op,
              CollectiveKind kind = CollectiveKind::Reduce);
-  // Fork-join threads: target -1 places by the AGORA_THREADS_PER_RANK rule.
+  // Fork-join threads (runtime_threads.cpp): target -1 places by the
+  // AGORA_THREADS_PER_RANK rule.
   int thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *where, uint64_t *id);
   int thread_join(Rank where, uint64_t id, void **ret);
+  int thread_slots() const { return (int)(config_.threads_per_rank * (uint64_t)nranks()); }
+  // Job-wide id of the calling thread: (rank+1) << 48 | id for an agora
+  // thread (so pthread_t can carry it), | 1 << 47 | a token for any other.
+  uint64_t thread_self() const;
 
   // Synchronisation among threads (runtime_thread_sync.cpp). Objects are
   // keys: a created lock's id, or the address of an object in global memory.
-  int trylock(uint64_t id);  // 0, or 2 (AGORA_BUSY)
   int thread_barrier_wait(uint64_t object, uint32_t count);  // 0 or 1 (serial)
   int cond_wait(uint64_t object, uint64_t lock_id, double deadline);  // deadline < 0: none
   int cond_signal(uint64_t object, bool all);
@@ -101,18 +127,16 @@ class Runtime final : public EngineHost {
   int sem_post(uint64_t object);
   int sem_get_value(uint64_t object, int *value);
   int sem_destroy(uint64_t object);
+  // Keys that are addresses (address-named objects) are managed at their page's home.
+  Rank manager_of_key(uint64_t key) const;
   // Reductions among threads (runtime_thread_reduce.cpp).
   int thread_reduction_init(uint64_t object, uint32_t count);
   int thread_reduce(uint64_t object, void *buf, size_t n, ReduceType type, ReduceOp op);
   int thread_reduction_destroy(uint64_t object);
-  int thread_slots() const { return (int)(config_.threads_per_rank * (uint64_t)nranks()); }
-  // Job-wide id of the calling thread: (rank+1) << 48 | id for an agora
-  // thread (so pthread_t can carry it), | 1 << 47 | a token for any other.
-  uint64_t thread_self() const;
-  // Keys that are addresses (address-named objects) are managed at their page's home.
-  Rank manager_of_key(uint64_t key) const;
-  // Program mode (docs/programs.md): the executable's globals are global
-  // memory (program_windows_setup.cpp) and bodies run on global stacks.
+
+  // ---- program mode (docs/programs.md) ----
+  // The executable's globals are global memory (program_windows_setup.cpp)
+  // and bodies run on global stacks.
   bool program_mode() const { return program_mode_; }
   // Runs an agora thread's or main's body fn(arg) (global_stacks.cpp): on a
   // stack in global memory in program mode; *exited says it ended with
@@ -120,18 +144,22 @@ class Runtime final : public EngineHost {
   void *run_body(void *(*fn)(void *), void *arg, const std::string &who, bool *exited);
   // After stop(): rank 0 opens the windows for the program's exit handlers.
   void open_program_windows_after_stop();
+
   const Config &config() const { return config_; }
   const AddressSpace &space() const { return *space_; }
   std::string stats_json() const { return stats_.to_json(); }
 
  private:
   Runtime() = default;
+  // ---- start-up (runtime_start.cpp) ----
   bool init(int *argc, char ***argv, std::string *error);
-  // Polls until w completes; handles messages meanwhile. A patient wait
-  // (join, finalize: possibly long) stops polling after a while and sleeps,
-  // leaving the messages to the service thread and the core to computing
-  // threads.
-  void wait(Waiter &w, bool patient = false);
+  // The global range (AGORA_MEMORY, rounded down to whole arenas: *bytes), its
+  // layout, this rank's arena and rank 0's placed region.
+  bool reserve_global_memory(uint64_t *bytes, std::string *error);
+  // The sync services, attached to the engine and the collective ledger.
+  void create_sync_services();
+
+  // ---- waiting (runtime_wait.cpp) ----
   // Where a thread of this rank waits inside Agora, for the hang watch.
   enum class WaitKind : uint8_t { Fault, Lock, Collective, Free, ThreadCreate, ThreadJoin, FinalizeThreads,
                                   ThreadBarrier, Condition, Semaphore, Placed, ThreadReduce };
@@ -141,6 +169,26 @@ class Runtime final : public EngineHost {
     double since = 0;
     const Waiter *waiter = nullptr;  // what it waits for (none: finalize's wait for local threads)
   };
+  // Polls until w completes; handles messages meanwhile. A patient wait
+  // (join, finalize: possibly long) stops polling after a while and sleeps,
+  // leaving the messages to the service thread and the core to computing
+  // threads.
+  void wait(Waiter &w, bool patient = false);
+  // Polls (or sleeps briefly) until w completes or the deadline passes; true if it completed.
+  bool wait_until(Waiter &w, double deadline);
+  // Runs start under the lock (a non-zero status from it is returned at
+  // once, nothing waits), then waits for w with the wait noted for the hang
+  // watch; adds the time taken to *time_sum, if given. Returns w.status.
+  int noted_wait(WaitNote &note, Waiter &w, const std::function<int()> &start, bool patient = false,
+                 double *time_sum = nullptr);
+  // Starts a sync operation under the lock (start returns 0, or an error
+  // status and then nothing waits), waits for it, adds the time to sync_time_s.
+  int timed_sync(WaitNote &note, const std::function<int(Waiter *)> &start, bool patient = false);
+  // patient: a wait that may last long (see wait()).
+  int sync_op(WaitKind kind, uint64_t object, const std::function<void(Waiter *)> &start,
+              bool patient = false);
+
+  // ---- the hang watch's view of this rank (runtime_hang.cpp) ----
   // lock_ held. A note whose waiter is complete no longer blocks its thread
   // (it may not have run since), so the hang watch does not count it.
   void wait_begin(WaitNote *note, const Waiter *waiter);
@@ -148,22 +196,17 @@ class Runtime final : public EngineHost {
   std::string describe_wait(const WaitNote &note) const;
   RankState hang_snapshot();        // lock_ held
   void hang_tick();
-  // Starts a sync operation under the lock (start returns 0, or an error
-  // status and then nothing waits), waits for it, adds the time to sync_time_s.
-  int timed_sync(WaitNote &note, const std::function<int(Waiter *)> &start, bool patient = false);
-  // Runs start under the lock (a non-zero status from it is returned at
-  // once, nothing waits), then waits for w with the wait noted for the hang
-  // watch; adds the time taken to *time_sum, if given. Returns w.status.
-  int noted_wait(WaitNote &note, Waiter &w, const std::function<int()> &start, bool patient = false,
-                 double *time_sum = nullptr);
-  uint64_t lock_signature(uint64_t id) const;
+
+  // ---- messages in (runtime_messages.cpp) and the service thread (runtime_service.cpp) ----
   // lock_ held; delivers at most `budget` messages, returns how many.
   int poll_locked(int budget = 16);
   void dispatch(const MsgHeader &m, Payload p);
+  void service_loop();
+
+  // ---- allocation (runtime_memory.cpp, runtime_pages.cpp) ----
   // Opens this rank's home pages of a new allocation in the application view,
   // with the access the protocol gives a home (fatal if mprotect fails).
   void open_home_pages(const CollectiveRun &run, const char *what, uint64_t bytes);
-  void service_loop();
   void on_memory_message(const MsgHeader &m, Payload p);
   int free_local(uint64_t offset);
   // ---- placed allocations (placed_memory.cpp) ----
@@ -179,21 +222,32 @@ class Runtime final : public EngineHost {
   // (every rank drops, closes and zeroes it; *floor gets the engine's floor).
   void placed_open(const CollectiveRun &run, const std::vector<uint32_t> &floor);
   void placed_close(PageId first, PageId count, std::vector<uint32_t> *floor);
-  void report_stats();
+
+  // ---- locks (runtime_locks.cpp) ----
+  uint64_t lock_signature(uint64_t id) const;
+  static uint64_t thread_token();  // names the calling thread within the rank (lock holders)
+
+  // ---- fork-join threads (runtime_threads.cpp) ----
   int start_thread(uint64_t id, Payload fn, uint64_t arg);  // ThreadService's starter
   void run_thread(uint64_t id, void *(*fn)(void *), void *arg);
   void finish_threads();  // finalize: until no agora thread runs on any rank
-  bool main_finalizing_ = false;  // under lock_: main runs no program code any more
-  // Polls (or sleeps briefly) until w completes or the deadline passes; true if it completed.
-  bool wait_until(Waiter &w, double deadline);
-  static uint64_t thread_token();  // names the calling thread within the rank (lock holders)
-  // patient: a wait that may last long (see wait()).
-  int sync_op(WaitKind kind, uint64_t object, const std::function<void(Waiter *)> &start,
-              bool patient = false);
 
+  // ---- statistics (runtime_stats.cpp) ----
+  void report_stats();
+
+  // ---- doorbells (runtime_doorbells.cpp); Doorbell is declared with doorbells_ below ----
+  struct Doorbell;
+  void exchange_doorbells();
+  void report_doorbells();
+  void ring(Doorbell &d);
+
+  // ---- program mode (program_windows_setup.cpp, global_stacks.cpp) ----
   bool setup_program_windows(std::string *error);
   // A fault in the guard below a global stack: fatal, naming the thread.
   bool stack_guard_fault(void *addr);
+
+  // ---- state (members in construction order) ----
+  bool main_finalizing_ = false;  // under lock_: main runs no program code any more
   bool program_mode_ = false;
   std::mutex guards_mutex_;
   std::map<uintptr_t, std::string> guards_;  // guard address -> whose stack
@@ -253,9 +307,6 @@ class Runtime final : public EngineHost {
   };
   std::vector<Doorbell> doorbells_;
   std::atomic<int> service_tid_{0};
-  void exchange_doorbells();
-  void report_doorbells();
-  void ring(Doorbell &d);
 };
 
 }  // namespace agora

@@ -15,28 +15,6 @@ Rank Runtime::manager_of_key(uint64_t key) const {
   return (Rank)(key % (uint64_t)nranks());
 }
 
-int Runtime::sync_op(WaitKind kind, uint64_t object, const std::function<void(Waiter *)> &start,
-                     bool patient) {
-  WaitNote note{kind, object};
-  return timed_sync(note, [&](Waiter *w) {
-    start(w);
-    return 0;
-  }, patient);
-}
-
-bool Runtime::wait_until(Waiter &w, double deadline) {
-  while (!w.done()) {
-    if (platform::now_seconds() >= deadline) return w.done();
-    int got = 0;
-    if (!block_waits_ && lock_.try_lock()) {
-      got = poll_locked(1);
-      lock_.unlock();
-    }
-    if (!got) platform::sleep_us(block_waits_ ? 100 : 20);
-  }
-  return true;
-}
-
 int Runtime::thread_barrier_wait(uint64_t object, uint32_t count) {
   if (count > (uint64_t)thread_slots()) {
     log_error("agora_thread_barrier_wait(%p): count %u can never be met: at most %d threads run at "

@@ -57,6 +57,32 @@ void MpiTransport::abort(int status) {
   std::_Exit(status);
 }
 
+void MpiTransport::barrier() { MPI_Barrier(world_); }
+
+std::vector<uint64_t> MpiTransport::allgather(const std::vector<uint64_t> &mine) {
+  std::vector<uint64_t> all(mine.size() * (size_t)nranks_);
+  MPI_Allgather(mine.data(), (int)mine.size(), MPI_UINT64_T, all.data(), (int)mine.size(), MPI_UINT64_T,
+                world_);
+  return all;
+}
+
+std::vector<double> MpiTransport::gather_to_root(const std::vector<double> &mine) {
+  std::vector<double> all(rank_ == 0 ? mine.size() * (size_t)nranks_ : 0);
+  MPI_Gather(mine.data(), (int)mine.size(), MPI_DOUBLE, all.data(), (int)mine.size(), MPI_DOUBLE, 0, world_);
+  return all;
+}
+
+int64_t MpiTransport::broadcast_from_root(int64_t value) {
+  MPI_Bcast(&value, 1, MPI_INT64_T, 0, world_);
+  return value;
+}
+
+int64_t MpiTransport::allreduce_max(int64_t value) {
+  int64_t max = value;
+  MPI_Allreduce(&value, &max, 1, MPI_INT64_T, MPI_MAX, world_);
+  return max;
+}
+
 size_t MpiTransport::send(Rank dst, const MsgHeader &header, Payload payload) {
   std::vector<std::byte> buf;
   if (!spare_.empty()) {

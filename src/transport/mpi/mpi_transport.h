@@ -32,9 +32,24 @@ class MpiTransport {
   // messages; returns how many were delivered.
   int poll(const Handler &deliver, int budget = 16);
   bool sends_pending() const { return !inflight_.empty(); }
-  // Collective helpers used outside the message loop (init, finalize).
-  MPI_Comm world() const { return world_; }
   [[noreturn]] void abort(int status);
+
+  // Collectives over every rank, used outside the message loop (start-up,
+  // finalize). Rules: every rank calls the same ones in the same order, with
+  // the same lengths; they block until every rank has called. Like every call
+  // here they are serialised by the caller (under the runtime's lock once the
+  // service thread polls; before it starts and after it stops, the calling
+  // thread is the only one in MPI). They run on a communicator of their own,
+  // so they never match an active message.
+  void barrier();
+  // Every rank's words, rank after rank (mine.size() words each).
+  std::vector<uint64_t> allgather(const std::vector<uint64_t> &mine);
+  // Rank 0 gets every rank's values, rank after rank; other ranks get none.
+  std::vector<double> gather_to_root(const std::vector<double> &mine);
+  // Rank 0's value, on every rank (the others' are ignored).
+  int64_t broadcast_from_root(int64_t value);
+  // The largest of the ranks' values, on every rank.
+  int64_t allreduce_max(int64_t value);
 
  private:
   struct Outgoing {

@@ -1,0 +1,137 @@
+// Allocation: collective (agora_alloc, checked to be the same call on every
+// rank), from this rank's arena (agora_malloc), and agora_free of either
+// kind, where a block of another rank is freed by the private remote-free
+// protocol on Channel::Memory (placed allocations: placed_memory.cpp).
+#include "common/log.h"
+#include "runtime/runtime.h"
+
+namespace agora {
+
+namespace {
+enum MemoryOp : uint16_t { kFreeRequest = 1, kFreeReply = 2 };  // placed ones follow (placed_memory.cpp)
+}  // namespace
+
+void *Runtime::alloc_collective(uint64_t bytes, Placement placement, Rank on_rank) {
+  PageId first = 0, count = 0;
+  bool ok;
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    ok = space_->collective_reserve(bytes, placement, on_rank, &first, &count);
+    // Open this rank's home pages before any rank can use them.
+    if (ok) open_home_pages(space_->collective_run(first, count), "agora_alloc", bytes);
+  }
+  // Every rank must have asked for the same thing; this also keeps any rank
+  // from touching the memory before its homes have opened their pages. The
+  // size travels as two 32-bit halves: max(x) == -max(-x) holds only while
+  // -x cannot overflow.
+  int64_t hi = (int64_t)(bytes >> 32), lo = (int64_t)(bytes & 0xffffffffu);
+  int64_t v[10] = {hi, lo, (int64_t)placement, on_rank, ok, -hi, -lo, -(int64_t)placement, -on_rank,
+                   -(int64_t)ok};
+  std::vector<int64_t> check(v, v + 10);
+  reduce(check.data(), 10, ReduceType::Int64, ReduceOp::Max, CollectiveKind::Alloc);
+  bool same_bytes = check[0] == -check[5] && check[1] == -check[6];
+  if (!same_bytes || check[2] != -check[7] || check[3] != -check[8])
+    fatal("agora_alloc is collective: ranks called it with different arguments (bytes %s, "
+          "%llu here; placement %lld..%lld; rank %lld..%lld)",
+          same_bytes ? "equal" : "differ", (unsigned long long)bytes, (long long)-check[7],
+          (long long)check[2], (long long)-check[8], (long long)check[3]);
+  if (check[4] != -check[9])
+    fatal("agora_alloc(%llu bytes): succeeded on some ranks only (out of memory for its records?)",
+          (unsigned long long)bytes);
+  if (!ok) {
+    if (rank() == 0) {
+      uint64_t page = page_size();
+      uint64_t capacity = space_->collective_capacity_pages() * page;
+      uint64_t free_bytes = capacity - space_->collective_pages_used() * page;
+      if (bytes > capacity)
+        log_error("agora_alloc(%llu bytes): larger than the whole collective region (%llu bytes, "
+                  "a quarter of AGORA_MEMORY=%llu); %llu bytes are free",
+                  (unsigned long long)bytes, (unsigned long long)capacity,
+                  (unsigned long long)space_->size(), (unsigned long long)free_bytes);
+      else
+        log_error("agora_alloc(%llu bytes): collective global memory exhausted (%llu bytes free of "
+                  "%llu); raise AGORA_MEMORY",
+                  (unsigned long long)bytes, (unsigned long long)free_bytes,
+                  (unsigned long long)capacity);
+    }
+    return nullptr;
+  }
+  return (void *)space_->addr_of(first);
+}
+
+void *Runtime::malloc_local(uint64_t bytes) {
+  std::lock_guard<std::mutex> g(lock_);
+  uint64_t off = arena_->allocate(bytes);
+  if (off == UINT64_MAX) {
+    uint64_t heap = space_->arena_pages() * page_size();
+    if (bytes > heap)
+      log_error("agora_malloc(%llu bytes): larger than this rank's whole global heap (%llu bytes: "
+                "half of AGORA_MEMORY over %d ranks); %llu bytes are free",
+                (unsigned long long)bytes, (unsigned long long)heap, nranks(),
+                (unsigned long long)arena_->bytes_free());
+    else
+      log_error("agora_malloc(%llu bytes): this rank's global heap is exhausted (%llu bytes free "
+                "of %llu, possibly fragmented); raise AGORA_MEMORY",
+                (unsigned long long)bytes, (unsigned long long)arena_->bytes_free(),
+                (unsigned long long)heap);
+    return nullptr;
+  }
+  return (void *)(space_->base() + off);
+}
+
+int Runtime::free_local(uint64_t offset) {
+  switch (arena_->release(offset)) {
+    case ArenaAllocator::FreeResult::Ok: return 0;
+    case ArenaAllocator::FreeResult::InsideBlock:
+      log_error("agora_free(%p): not the start of an allocation", (void *)(space_->base() + offset));
+      return -5;
+    default:
+      log_error("agora_free(%p): not allocated (double free?)", (void *)(space_->base() + offset));
+      return -5;
+  }
+}
+
+int Runtime::free_any(void *ptr) {
+  uintptr_t addr = (uintptr_t)ptr;
+  if (!ptr) return 0;
+  if (!space_->contains(addr)) {
+    log_error("agora_free(%p): not global memory (use free() for malloc'd memory)", ptr);
+    return -5;
+  }
+  if (space_->in_placed_region(space_->page_of(addr))) return free_placed(addr);
+  Rank owner = space_->arena_owner(addr);
+  if (owner < 0) {
+    log_error("agora_free(%p): inside a collective allocation; those live until agora_finalize", ptr);
+    return -5;
+  }
+  uint64_t offset = addr - space_->base();
+  if (owner == rank()) {
+    std::lock_guard<std::mutex> g(lock_);
+    return free_local(offset);
+  }
+  Waiter w;
+  WaitNote note{WaitKind::Free, (uint64_t)owner};
+  // The free is a release to the owner: under hlrc this rank's writes to the
+  // block (a header, the data) still wait here as twins, and a diff arriving
+  // after the owner has handed the memory out again would overwrite the new
+  // block. So they reach the home first.
+  return noted_wait(note, w, [&] {
+    engine_->release([this, owner, offset, waiter = &w] {
+      send_request(owner, {Channel::Memory, kFreeRequest, 0, offset, (uint64_t)(uintptr_t)waiter, 0});
+    });
+    return 0;
+  });
+}
+
+void Runtime::on_memory_message(const MsgHeader &m, Payload p) {
+  if (m.op > kFreeReply) {
+    on_placed_message(m, p);
+  } else if (m.op == kFreeRequest) {
+    int status = free_local(m.a);
+    send(m.src, {Channel::Memory, kFreeReply, 0, m.a, m.b, (uint64_t)(int64_t)status});
+  } else {
+    reinterpret_cast<Waiter *>(m.b)->complete((int)(int64_t)m.c);
+  }
+}
+
+}  // namespace agora

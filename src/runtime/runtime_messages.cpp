@@ -1,0 +1,57 @@
+// Messages: the EngineHost's sends (a request also rings the destination's
+// doorbell), and the receive side: polling the transport under the lock and
+// dispatching each message to the component of its channel.
+#include "common/log.h"
+#include "runtime/runtime.h"
+#include "runtime/service_timing.h"
+
+namespace agora {
+
+void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
+  header.src = rank();
+  stats_.messages_sent++;  // the hang watch's count too (watch messages go by send_control)
+  stats_.bytes_sent += transport_.send(dst, header, payload);
+  // AGORA_WAIT=block: dst's waiting threads sleep rather than poll, so every
+  // message, replies and messages to this rank included, wakes its service.
+  if (block_waits_ && dst < (Rank)doorbells_.size() && doorbells_[dst].pid) ring(doorbells_[dst]);
+}
+
+void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
+  send(dst, header, payload);
+  if (block_waits_) return;  // send() rang already
+  Doorbell &d = doorbells_[dst];
+  if (!d.pid || dst == rank() || config_.service != ServiceMode::Adaptive) return;
+  double now = platform::now_seconds();
+  if (now - d.last_ring < service_timing::kRingInterval_s) return;
+  d.last_ring = now;
+  ring(d);
+}
+
+void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
+  header.src = rank();
+  transport_.send(dst, header, payload);
+}
+
+int Runtime::poll_locked(int budget) {
+  return transport_.poll([this](const MsgHeader &m, Payload p) { dispatch(m, p); }, budget);
+}
+
+void Runtime::dispatch(const MsgHeader &m, Payload p) {
+  if (m.channel != Channel::Watch) messages_in_++;
+  switch (m.channel) {
+    case Channel::Protocol: engine_->on_message(m, p); break;
+    case Channel::Lock: locks_->on_message(m, p); break;
+    case Channel::Barrier: barrier_->on_message(m, p); break;
+    case Channel::Reduce: reduce_->on_message(m, p); break;
+    case Channel::Memory: on_memory_message(m, p); break;
+    case Channel::Thread: threads_->on_message(m, p); break;
+    case Channel::Watch: watch_->on_message(m, p); break;
+    case Channel::ThreadBarrier: thread_barriers_->on_message(m, p); break;
+    case Channel::ThreadReduce: thread_reductions_->on_message(m, p); break;
+    case Channel::Semaphore: semaphores_->on_message(m, p); break;
+    case Channel::Condition: conditions_->on_message(m, p); break;
+    default: fatal("message with unknown channel %u from rank %d", (unsigned)m.channel, m.src);
+  }
+}
+
+}  // namespace agora

@@ -1,0 +1,191 @@
+// Start-up and shut-down of one rank's runtime: configuration, MPI, the
+// global range, the engine and sync services, the fault handler, the service
+// thread and the doorbells (init); and the reverse, after the finalize
+// quiescence (stop).
+#include <algorithm>
+#include <cstdlib>
+
+#include "common/log.h"
+#include "runtime/oversubscription.h"
+#include "runtime/program_request.h"
+#include "runtime/runtime.h"
+#include "runtime/runtime_internal.h"
+#include "runtime/service_timing.h"
+#include "runtime/store_trace.h"
+
+namespace agora {
+
+using namespace runtime_internal;
+
+namespace {
+MpiTransport *g_abort_transport = nullptr;
+
+// A rank that exits while the runtime is live leaves its peers waiting on it;
+// say which rank left and how, before mpirun ends the job. (A forked child
+// leaving ends nothing: it says nothing.)
+void report_early_exit(int status, void *) {
+  if (g_fault_target && !g_forked_child.load())
+    log_error("exit(%d) called before agora_finalize; the job ends", status);
+}
+void abort_job(int status) {
+  if (g_abort_transport) g_abort_transport->abort(status);
+}
+}  // namespace
+
+Runtime *Runtime::start(int *argc, char ***argv, int *status, const std::function<void(Runtime *)> &publish) {
+  auto *rt = new Runtime();
+  std::string error;
+  if (!rt->init(argc, argv, &error)) {
+    log_error("agora_init failed: %s", error.c_str());
+    *status = -6;
+    return nullptr;  // the partially built runtime is left to process exit
+  }
+  // Published before the start-up barrier: once another rank is past it, it
+  // may start threads here, and they call the API before this thread has
+  // returned from the barrier.
+  publish(rt);
+  *status = rt->barrier() == 0 ? 0 : -6;
+  return rt;
+}
+
+bool Runtime::init(int *argc, char ***argv, std::string *error) {
+  // Configuration first: a bad setting must fail before MPI starts.
+  if (!config_from_env(&config_, error, protocol_names())) return false;
+  log_set_debug(config_.debug);
+  // A doorbell signal the program chose is checked before MPI starts; the
+  // default is picked after, once MPI's libraries have taken their signals.
+  if (config_.doorbell_signal && !platform::doorbell_setup((int)config_.doorbell_signal, error))
+    return false;
+  // Threads that MPI starts are not the application's (the hang watch counts those).
+  std::vector<int> threads_before = platform::thread_ids();
+  if (!transport_.init(argc, argv, error)) return false;
+  log_set_rank(rank());
+  g_abort_transport = &transport_;
+  log_set_abort_hook(abort_job);
+  if (!stats_json_path_usable(config_.stats_json_path, rank(), transport_, error)) return false;
+  if (rank() == 0)
+    for (const std::string &message : config_unknown_variables()) log_error("%s", message.c_str());
+  WaitDecision waits = decide_wait_mode(config_, transport_);
+  block_waits_ = waits.block;
+  waiter_wake = wake_sleeper;
+  log_debug("waiting threads: %s", waits.why.c_str());
+
+  uint64_t page = platform::kPageSize;
+  uint64_t bytes = 0;
+  if (!reserve_global_memory(&bytes, error)) return false;
+  EngineOptions engine_options;
+  engine_options.intervals = config_.intervals;
+  engine_ = protocol_create(config_.protocol, *this, engine_options);
+  // This rank's arena is homed here: open in the application view as far as
+  // the protocol allows its home pages.
+  platform::vm_protect((void *)space_->addr_of(space_->arena_first_page(rank())),
+                       space_->arena_pages() * page, engine_->home_access());
+  if (program_request() && !setup_program_windows(error)) return false;
+  store_trace_set_global_memory(*space_);  // what traced stores may record
+
+  create_sync_services();
+  if (!config_.doorbell_signal && !platform::doorbell_setup(0, error)) return false;
+  g_fault_target = this;
+  on_exit(report_early_exit, nullptr);
+  if (!platform::fault_handler_install(fault_trampoline, kBase, kBase + bytes)) {
+    *error = "cannot install the SIGSEGV handler";
+    return false;
+  }
+  HangWatch::Options watch_options;
+  watch_options.period = service_timing::kHangWatchReport_s;
+  watch_options.warn_after = config_.hang_warn_s;
+  watch_options.timeout = config_.hang_timeout_s;
+  watch_.emplace(*this, watch_options, [this] { return hang_snapshot(); });
+  platform::global_io_enable(kBase, kBase + bytes, io_range_usable);
+  running_ = true;
+  service_ = std::thread([this] { service_loop(); });
+  exchange_doorbells();
+  {
+    std::vector<int> after = platform::thread_ids();
+    std::sort(threads_before.begin(), threads_before.end());
+    std::sort(after.begin(), after.end());
+    std::set_difference(after.begin(), after.end(), threads_before.begin(), threads_before.end(),
+                        std::back_inserter(internal_threads_));
+  }
+  bool all_rung = true;
+  for (const Doorbell &d : doorbells_) all_rung &= d.pid != 0;
+  every_rank_rung_ = block_waits_ && all_rung;
+  log_debug("started: protocol %s, %llu bytes of global memory at %p", engine_->name(),
+            (unsigned long long)bytes, (void *)kBase);
+  return true;  // start() ends with the start-up barrier
+}
+
+bool Runtime::reserve_global_memory(uint64_t *bytes_out, std::string *error) {
+  uint64_t page = platform::kPageSize;
+  // Each arena gets a whole number of pages.
+  uint64_t bytes = config_.memory_bytes / (page * 2 * nranks()) * (page * 2 * nranks());
+  if (bytes == 0) {
+    *error = "AGORA_MEMORY is too small for " + std::to_string(nranks()) + " ranks";
+    return false;
+  }
+  if (!platform::vm_reserve(kBase, bytes, &range_, error)) {
+    *error = "AGORA_MEMORY=" + platform::human_bytes(config_.memory_bytes) +
+             " cannot be mapped: " + *error + "; lower AGORA_MEMORY (--memory)";
+    return false;
+  }
+  if (!platform::vm_exclude_from_fork(range_, error)) return false;
+  if (!platform::fork_child_hook_install(on_fork_child, error)) return false;
+  space_.emplace(kBase, bytes, page, nranks());
+  arena_.emplace(space_->arena_first_page(rank()) * page, space_->arena_pages() * page, page);
+  if (rank() == 0) placed_.emplace(space_->placed_first_page(), space_->placed_capacity_pages());
+  *bytes_out = bytes;
+  return true;
+}
+
+void Runtime::create_sync_services() {
+  locks_.emplace(*this);
+  locks_->attach(engine_.get());
+  locks_->set_signatures([this](uint64_t id) { return lock_signature(id); });
+  barrier_.emplace(*this);
+  barrier_->attach(engine_.get());
+  barrier_->attach(&ledger_);
+  reduce_.emplace(*this);
+  reduce_->attach(&ledger_);
+  threads_.emplace(*this, *engine_,
+                   [this](uint64_t id, Payload fn, uint64_t arg) { return start_thread(id, fn, arg); });
+  auto manager_of = [this](uint64_t key) { return manager_of_key(key); };
+  locks_->set_managers(manager_of);
+  thread_barriers_.emplace(*this, manager_of);
+  thread_barriers_->attach(engine_.get());
+  thread_reductions_.emplace(*this, manager_of);
+  semaphores_.emplace(*this, manager_of);
+  semaphores_->attach(engine_.get());
+  conditions_.emplace(*this, manager_of);
+}
+
+int Runtime::stop() {
+  finish_threads();  // ends with a barrier
+  {
+    // Nothing can hang from here on; and a watch message sent now could
+    // reach a rank that has finalised MPI.
+    std::lock_guard<std::mutex> g(lock_);
+    watch_->stop();
+  }
+  // Let every reply this rank still owes leave before the service stops.
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    while (transport_.sends_pending()) poll_locked();
+  }
+  running_ = false;
+  service_.join();
+  report_doorbells();
+  report_stats();
+  transport_.barrier();
+  platform::global_io_disable();
+  platform::fault_handler_uninstall();
+  g_fault_target = nullptr;
+  transport_.finalize();
+  g_abort_transport = nullptr;
+  log_set_abort_hook(nullptr);
+  std::string ignored;
+  platform::fork_child_hook_install(nullptr, &ignored);
+  platform::vm_release(&range_);
+  return 0;
+}
+
+}  // namespace agora

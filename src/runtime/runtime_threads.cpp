@@ -1,0 +1,187 @@
+// Fork-join threads: create (placed by the AGORA_THREADS_PER_RANK rule, or
+// on a chosen rank), start on the target rank, join; and finalize's wait
+// until no agora thread runs, or can still be created, on any rank.
+#include <cstring>
+#include <system_error>
+
+#include "common/log.h"
+#include "runtime/runtime.h"
+#include "runtime/service_timing.h"
+#include "runtime/runtime_internal.h"
+
+namespace agora {
+
+using namespace runtime_internal;
+
+namespace runtime_internal {
+
+// The agora thread running on this OS thread (id 0: not one, e.g. main), so
+// that a thread joining itself is an error rather than a hang.
+thread_local Rank tl_thread_rank = -1;
+thread_local uint64_t tl_thread_id = 0;
+
+}  // namespace runtime_internal
+
+uint64_t Runtime::thread_self() const {
+  uint64_t high = (uint64_t)(rank() + 1) << 48;
+  return tl_thread_id ? high | tl_thread_id : high | (1ull << 47) | this_thread_token();
+}
+
+// ---- fork-join threads ----------------------------------------------------------
+
+int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *where, uint64_t *id) {
+  // The function travels as (module, offset): ASLR loads the program at a
+  // different address on every rank.
+  std::string module, error;
+  uint64_t offset = 0;
+  if (!platform::code_ref_from_address((const void *)fn, &module, &offset, &error)) {
+    log_error("agora_thread_create: the function pointer cannot be run: %s", error.c_str());
+    return -2;
+  }
+  std::vector<std::byte> ref(sizeof offset + module.size());
+  std::memcpy(ref.data(), &offset, sizeof offset);
+  std::memcpy(ref.data() + sizeof offset, module.data(), module.size());
+  ThreadCreateOp op;
+  WaitNote note{WaitKind::ThreadCreate};
+  bool placed = target < 0;
+  size_t live = 0;
+  int refused = noted_wait(note, op.w, [&] {
+    if (placed) {
+      live = placed_live_.size();
+      if (live >= (size_t)thread_slots()) return -9;
+      // In program mode main holds rank 0's first slot (SPLASH codes run the
+      // worker in main too): the first thread goes to the next slot.
+      uint64_t slot = threads_placed_++ + (program_mode_ && rank() == 0 ? 1 : 0);
+      target = (Rank)((slot / config_.threads_per_rank) % nranks());
+    }
+    note.a = (uint64_t)target;
+    threads_->create(target, {ref.data(), ref.size()}, (uint64_t)(uintptr_t)arg, &op);
+    return 0;
+  });
+  if (refused) {
+    log_error("agora_thread_create: this rank already has %zu threads it placed and has not joined, "
+              "as many as there are slots (%d ranks x %d threads per rank); join some first, or "
+              "raise the slots with --threads-per-rank / AGORA_THREADS_PER_RANK or more ranks",
+              live, nranks(), (int)config_.threads_per_rank);
+    return refused;
+  }
+  if (op.w.status != 0) {
+    log_error("agora_thread_create: rank %d could not start the thread (see its message)", target);
+    return op.w.status;
+  }
+  *where = target;
+  *id = op.id;
+  if (placed) {
+    std::lock_guard<std::mutex> g(lock_);
+    placed_live_.insert({target, op.id});
+  }
+  return 0;
+}
+
+int Runtime::start_thread(uint64_t id, Payload fn, uint64_t arg) {
+  uint64_t offset = 0;
+  std::memcpy(&offset, fn.data, sizeof offset);
+  std::string module((const char *)fn.data + sizeof offset, fn.size - sizeof offset), error;
+  void *code = platform::code_ref_to_address(module, offset, &error);
+  if (!code) {
+    log_error("agora_thread_create: cannot find the thread's function on this rank: %s",
+              error.c_str());
+    return -2;
+  }
+  os_threads_.fetch_add(1);
+  try {
+    std::thread([this, id, code, arg] {
+      run_thread(id, (void *(*)(void *))code, (void *)(uintptr_t)arg);
+    }).detach();
+  } catch (const std::system_error &e) {
+    os_threads_.fetch_sub(1);
+    log_error("agora_thread_create: cannot start an OS thread on this rank: %s", e.what());
+    return -3;
+  }
+  return 0;
+}
+
+void Runtime::run_thread(uint64_t id, void *(*fn)(void *), void *arg) {
+  platform::fault_signal_unblock();
+  tl_thread_rank = rank();
+  tl_thread_id = id;
+  bool exited = false;
+  void *ret = run_body(fn, arg, "agora thread " + std::to_string(id) + " on rank " + std::to_string(rank()),
+                       &exited);
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    threads_->exited(id, (uint64_t)(uintptr_t)ret);
+  }
+  os_threads_.fetch_sub(1, std::memory_order_release);
+}
+
+int Runtime::thread_join(Rank where, uint64_t id, void **ret) {
+  if (id != 0 && where == tl_thread_rank && id == tl_thread_id) {
+    log_error("agora_thread_join: a thread cannot join itself (rank %d, id %llu)", where,
+              (unsigned long long)id);
+    return -2;
+  }
+  ThreadJoinOp op;
+  WaitNote note{WaitKind::ThreadJoin, (uint64_t)where, id};
+  noted_wait(note, op.w, [&] {
+    threads_->join(where, id, &op);
+    return 0;
+  }, true);
+  if (op.w.status != 0) {
+    const char *why = op.error == JoinError::AlreadyJoined ? "was already joined"
+                      : op.error == JoinError::BeingJoined ? "is already being joined by another thread"
+                                                           : "was never created";
+    log_error("agora_thread_join: thread (rank %d, id %llu) %s", where, (unsigned long long)id, why);
+    return op.w.status;
+  }
+  if (ret) *ret = (void *)(uintptr_t)op.ret;
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    placed_live_.erase({where, id});  // its slot is free again
+  }
+  return 0;
+}
+
+void Runtime::finish_threads() {
+  // In the fork-join model the other ranks reach finalize at once and run
+  // here the threads the main rank places on them, so finalize must wait
+  // until no agora thread runs, or can still be created, on any rank. Counts
+  // only grow: two rounds with the same totals mean no rank did anything in
+  // between, and then created == ended means no thread is left.
+  int64_t last[2] = {0, 0};  // before the first round nothing had happened
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    main_finalizing_ = true;
+  }
+  for (;;) {
+    WaitNote note{WaitKind::FinalizeThreads};
+    bool noted = false;  // for the hang watch, while this rank's threads run
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> g(lock_);
+        if (threads_->running() == 0) {
+          if (noted) wait_end(&note);
+          break;
+        }
+        if (!noted) wait_begin(&note, nullptr);
+        noted = true;
+      }
+      platform::sleep_us(service_timing::kFinalizeThreadsNap_us);  // the service thread serves meanwhile
+    }
+    barrier(true, CollectiveKind::Finalize);
+    int64_t now[2];
+    {
+      std::lock_guard<std::mutex> g(lock_);
+      now[0] = (int64_t)threads_->created();
+      now[1] = (int64_t)threads_->ended();
+    }
+    reduce(now, 2, ReduceType::Int64, ReduceOp::Sum, CollectiveKind::Finalize);
+    if (now[0] == last[0] && now[1] == last[1] && now[0] == now[1]) break;
+    last[0] = now[0];
+    last[1] = now[1];
+  }
+  // Threads that have ended may still be returning from run_thread.
+  while (os_threads_.load(std::memory_order_acquire) > 0) platform::thread_yield();
+}
+
+}  // namespace agora
