@@ -89,6 +89,17 @@ int agora_nranks(void) {
 
 double agora_wtime(void) { return agora::platform::now_seconds(); }
 
+// The API casts its enums to the runtime's: they must stay in step.
+static_assert((int)agora::Placement::Block == AGORA_PLACE_BLOCK &&
+              (int)agora::Placement::Cyclic == AGORA_PLACE_CYCLIC &&
+              (int)agora::Placement::OnRank == AGORA_PLACE_RANK,
+              "agora_placement_t and agora::Placement differ");
+static_assert((int)agora::ReduceType::Int64 == AGORA_INT64 && (int)agora::ReduceType::Double == AGORA_DOUBLE,
+              "agora_type_t and agora::ReduceType differ");
+static_assert((int)agora::ReduceOp::Sum == AGORA_SUM && (int)agora::ReduceOp::Min == AGORA_MIN &&
+              (int)agora::ReduceOp::Max == AGORA_MAX,
+              "agora_op_t and agora::ReduceOp differ");
+
 // A placement and rank agora_alloc_placed/agora_malloc_placed accept; the
 // rank is 0 unless the placement names one.
 static bool placement_valid(Runtime *rt, const char *fn, agora_placement_t placement, int *rank) {
@@ -499,6 +510,29 @@ size_t agora_stats_json(char *buf, size_t size) {
     buf[n] = 0;
   }
   return s.size();
+}
+
+int agora_stats_get(agora_stats_t *out, int scope) {
+  AGORA_ON_PRIVATE_STACK(agora_stats_get(out, scope));
+  RUNTIME_OR("agora_stats_get", AGORA_ERR_NOT_INITIALIZED);
+  if (!out || (scope != AGORA_STATS_RANK && scope != AGORA_STATS_JOB)) {
+    agora::log_error("agora_stats_get: %s", !out ? "out is NULL"
+                                                 : "scope is not AGORA_STATS_RANK or AGORA_STATS_JOB");
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  // Filled here, copied out without the lock (out may be global memory).
+  agora::Stats got;
+  if (scope == AGORA_STATS_RANK) got = rt->stats_snapshot();
+  else if (int status = rt->stats_job(&got)) return status;
+  *out = got;
+  return AGORA_OK;
+}
+
+int agora_stats_reset(void) {
+  AGORA_ON_PRIVATE_STACK(agora_stats_reset());
+  RUNTIME_OR("agora_stats_reset", AGORA_ERR_NOT_INITIALIZED);
+  rt->stats_reset();
+  return AGORA_OK;
 }
 
 }  // extern "C"

@@ -250,25 +250,6 @@ int Runtime::stop() {
 
 bool Runtime::in_forked_child() { return g_forked_child.load(std::memory_order_relaxed); }
 
-void Runtime::report_stats() {
-  std::vector<double> mine = stats_.to_vector();
-  std::vector<double> all(rank() == 0 ? Stats::kFields * nranks() : 0);
-  MPI_Gather(mine.data(), Stats::kFields, MPI_DOUBLE, all.data(), Stats::kFields, MPI_DOUBLE, 0,
-             transport_.world());
-  if (rank() != 0) return;
-  std::vector<Stats> per_rank;
-  for (Rank r = 0; r < nranks(); ++r) per_rank.push_back(Stats::from_vector(&all[r * Stats::kFields]));
-  if (config_.print_stats) {
-    std::string table = stats_report_table(per_rank, config_.protocol);
-    std::fputs(table.c_str(), stderr);
-  }
-  if (!config_.stats_json_path.empty()) {
-    std::ofstream out(config_.stats_json_path);
-    out << stats_report_json(per_rank, config_.protocol);
-    if (!out) log_error("cannot write AGORA_STATS_JSON=%s", config_.stats_json_path.c_str());
-  }
-}
-
 // ---- EngineHost -------------------------------------------------------------
 
 void Runtime::send(Rank dst, MsgHeader header, Payload payload) {

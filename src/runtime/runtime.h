@@ -122,7 +122,14 @@ class Runtime final : public EngineHost {
   void open_program_windows_after_stop();
   const Config &config() const { return config_; }
   const AddressSpace &space() const { return *space_; }
-  std::string stats_json() const { return stats_.to_json(); }
+  // Statistics (runtime_stats.cpp); each takes the lock the counters are
+  // updated under.
+  std::string stats_json();
+  Stats stats_snapshot();
+  void stats_reset();
+  // Collective (like reduce): the job's statistics, every rank's snapshot
+  // combined (sums; peaks max). 0 or a negative status.
+  int stats_job(Stats *out);
 
  private:
   Runtime() = default;

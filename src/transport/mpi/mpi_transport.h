@@ -35,6 +35,12 @@ class MpiTransport {
   // Collective helpers used outside the message loop (init, finalize).
   MPI_Comm world() const { return world_; }
   [[noreturn]] void abort(int status);
+  // Collectives for reports at finalize (mpi_gather.cpp), called by every
+  // rank outside the message loop. Root gets each rank's `bytes` bytes in
+  // rank order (the others an empty vector).
+  std::vector<std::byte> gather(const void *data, size_t bytes, Rank root);
+  // Root gets each rank's host name (MPI_Get_processor_name), in rank order.
+  std::vector<std::string> gather_host_names(Rank root);
 
  private:
   struct Outgoing {
