@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/status.h"
 #include "runtime/runtime.h"
 
 namespace agora {
@@ -20,7 +21,10 @@ enum PlacedOp : uint16_t {
   kPlacedAck = 7,     // rank -> 0: a = broadcast id; payload = that rank's floor (close)
   kPlacedReply = 8,   // 0 -> caller: a = first page, b = token, c = status, payload = u64 free pages
 };
-constexpr int kNoMemory = -3, kBadPointer = -5;
+constexpr int kNoMemory = AGORA_ERR_NO_MEMORY, kBadPointer = AGORA_ERR_BAD_POINTER;
+// A free's private reply code, no public status: the address lies inside a
+// live run but does not start it.
+constexpr int kInsideRun = 1;
 
 uint64_t pack_placement(Placement placement, Rank rank) {
   return (uint64_t)placement | (uint64_t)(uint32_t)rank << 8;
@@ -91,7 +95,7 @@ int Runtime::free_placed(uintptr_t addr) {
     });
     return 0;
   });
-  if (status == 1) {
+  if (status == kInsideRun) {
     log_error("agora_free(%p): not the start of an allocation", (void *)addr);
     return kBadPointer;
   }
@@ -131,8 +135,7 @@ void Runtime::placed_sequence_free(Rank requester, uint64_t token, PageId first)
   bool inside = false;
   PageId count = placed_->pages.retire(first, &inside);
   if (count == 0) {
-    // Status 1: inside a live run; else none there.
-    placed_reply(requester, token, inside ? 1 : kBadPointer, 0, 0);
+    placed_reply(requester, token, inside ? kInsideRun : kBadPointer, 0, 0);
     return;
   }
   uint64_t id = placed_->next_id++;

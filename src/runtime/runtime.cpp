@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "common/log.h"
+#include "common/status.h"
 #include "runtime/oversubscription.h"
 #include "runtime/program_request.h"
 #include "runtime/store_trace.h"
@@ -110,14 +111,14 @@ Runtime *Runtime::start(int *argc, char ***argv, int *status, const std::functio
   std::string error;
   if (!rt->init(argc, argv, &error)) {
     log_error("agora_init failed: %s", error.c_str());
-    *status = -6;
+    *status = AGORA_ERR_CONFIG;
     return nullptr;  // the partially built runtime is left to process exit
   }
   // Published before the start-up barrier: once another rank is past it, it
   // may start threads here, and they call the API before this thread has
   // returned from the barrier.
   publish(rt);
-  *status = rt->barrier() == 0 ? 0 : -6;
+  *status = rt->barrier() == AGORA_OK ? AGORA_OK : AGORA_ERR_CONFIG;
   return rt;
 }
 
@@ -672,10 +673,10 @@ int Runtime::free_local(uint64_t offset) {
     case ArenaAllocator::FreeResult::Ok: return 0;
     case ArenaAllocator::FreeResult::InsideBlock:
       log_error("agora_free(%p): not the start of an allocation", (void *)(space_->base() + offset));
-      return -5;
+      return AGORA_ERR_BAD_POINTER;
     default:
       log_error("agora_free(%p): not allocated (double free?)", (void *)(space_->base() + offset));
-      return -5;
+      return AGORA_ERR_BAD_POINTER;
   }
 }
 
@@ -684,13 +685,13 @@ int Runtime::free_any(void *ptr) {
   if (!ptr) return 0;
   if (!space_->contains(addr)) {
     log_error("agora_free(%p): not global memory (use free() for malloc'd memory)", ptr);
-    return -5;
+    return AGORA_ERR_BAD_POINTER;
   }
   if (space_->in_placed_region(space_->page_of(addr))) return free_placed(addr);
   Rank owner = space_->arena_owner(addr);
   if (owner < 0) {
     log_error("agora_free(%p): inside a collective allocation; those live until agora_finalize", ptr);
-    return -5;
+    return AGORA_ERR_BAD_POINTER;
   }
   uint64_t offset = addr - space_->base();
   if (owner == rank()) {
@@ -799,7 +800,7 @@ int Runtime::lock(uint64_t id) {
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w); });
   if (status == 0 && store_trace_active()) store_trace_span_enter();
-  if (status == -8)
+  if (status == AGORA_ERR_DEADLOCK)
     log_error("agora_lock: this thread already holds lock %llu (locks are not recursive; waiting "
               "would never end)",
               (unsigned long long)id);
@@ -851,18 +852,18 @@ static int collective_misuse(const char *fn, uint64_t agora_thread) {
   else
     log_error("%s: another thread of this rank is already in %s; call it from one thread per rank",
               fn, fn);
-  return -9;
+  return AGORA_ERR_MISUSE;
 }
 
 int Runtime::barrier(bool patient, CollectiveKind kind) {
   if (tl_thread_id != 0) return collective_misuse(collective_name(kind), tl_thread_id);
   WaitNote note{WaitKind::Collective, 0, 0};
-  int status = timed_sync(note, [&](Waiter *w) {
-    if (barrier_->waiting()) return -9;
+  int status = timed_sync(note, [&](Waiter *w) -> int {
+    if (barrier_->waiting()) return AGORA_ERR_MISUSE;
     note.a = ledger_.begin(kind);
     return barrier_->arrive(w, note.a);
   }, patient);
-  if (status == -9) collective_misuse(collective_name(kind), 0);
+  if (status == AGORA_ERR_MISUSE) collective_misuse(collective_name(kind), 0);
   return status;
 }
 
@@ -874,19 +875,19 @@ int Runtime::reduce(void *buf, size_t count, ReduceType type, ReduceOp op, Colle
     // names the mismatch at this rank's next collective call.
     log_error("agora_reduce(count %zu): too many elements (at most %zu in one call)", count,
               ReduceService::kMaxCount);
-    return -2;
+    return AGORA_ERR_INVALID_ARGUMENT;
   }
   // Work on a private copy: buf may itself be global memory, and touching it
   // under the lock could fault.
   std::vector<std::byte> local(count * 8);
   std::memcpy(local.data(), buf, count * 8);
   WaitNote note{WaitKind::Collective, 0, 1};
-  int status = timed_sync(note, [&](Waiter *w) {
-    if (reduce_->waiting()) return -9;
+  int status = timed_sync(note, [&](Waiter *w) -> int {
+    if (reduce_->waiting()) return AGORA_ERR_MISUSE;
     note.a = ledger_.begin(kind);
     return reduce_->start(local.data(), count, type, op, w, note.a);
   });
-  if (status == -9) return collective_misuse(fn, 0);
+  if (status == AGORA_ERR_MISUSE) return collective_misuse(fn, 0);
   std::memcpy(buf, local.data(), count * 8);
   return status;
 }
@@ -900,7 +901,7 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
   uint64_t offset = 0;
   if (!platform::code_ref_from_address((const void *)fn, &module, &offset, &error)) {
     log_error("agora_thread_create: the function pointer cannot be run: %s", error.c_str());
-    return -2;
+    return AGORA_ERR_INVALID_ARGUMENT;
   }
   std::vector<std::byte> ref(sizeof offset + module.size());
   std::memcpy(ref.data(), &offset, sizeof offset);
@@ -909,10 +910,10 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
   WaitNote note{WaitKind::ThreadCreate};
   bool placed = target < 0;
   size_t live = 0;
-  int refused = noted_wait(note, op.w, [&] {
+  int refused = noted_wait(note, op.w, [&]() -> int {
     if (placed) {
       live = placed_live_.size();
-      if (live >= (size_t)thread_slots()) return -9;
+      if (live >= (size_t)thread_slots()) return AGORA_ERR_MISUSE;
       // In program mode main holds rank 0's first slot (SPLASH codes run the
       // worker in main too): the first thread goes to the next slot.
       uint64_t slot = threads_placed_++ + (program_mode_ && rank() == 0 ? 1 : 0);
@@ -920,7 +921,7 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
     }
     note.a = (uint64_t)target;
     threads_->create(target, {ref.data(), ref.size()}, (uint64_t)(uintptr_t)arg, &op);
-    return 0;
+    return AGORA_OK;
   });
   if (refused) {
     log_error("agora_thread_create: this rank already has %zu threads it placed and has not joined, "
@@ -950,7 +951,7 @@ int Runtime::start_thread(uint64_t id, Payload fn, uint64_t arg) {
   if (!code) {
     log_error("agora_thread_create: cannot find the thread's function on this rank: %s",
               error.c_str());
-    return -2;
+    return AGORA_ERR_INVALID_ARGUMENT;
   }
   os_threads_.fetch_add(1);
   try {
@@ -960,7 +961,7 @@ int Runtime::start_thread(uint64_t id, Payload fn, uint64_t arg) {
   } catch (const std::system_error &e) {
     os_threads_.fetch_sub(1);
     log_error("agora_thread_create: cannot start an OS thread on this rank: %s", e.what());
-    return -3;
+    return AGORA_ERR_NO_MEMORY;
   }
   return 0;
 }
@@ -983,7 +984,7 @@ int Runtime::thread_join(Rank where, uint64_t id, void **ret) {
   if (id != 0 && where == tl_thread_rank && id == tl_thread_id) {
     log_error("agora_thread_join: a thread cannot join itself (rank %d, id %llu)", where,
               (unsigned long long)id);
-    return -2;
+    return AGORA_ERR_INVALID_ARGUMENT;
   }
   ThreadJoinOp op;
   WaitNote note{WaitKind::ThreadJoin, (uint64_t)where, id};

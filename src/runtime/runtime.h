@@ -92,8 +92,8 @@ class Runtime final : public EngineHost {
 
   // Synchronisation among threads (runtime_thread_sync.cpp). Objects are
   // keys: a created lock's id, or the address of an object in global memory.
-  int trylock(uint64_t id);  // 0, or 2 (AGORA_BUSY)
-  int thread_barrier_wait(uint64_t object, uint32_t count);  // 0 or 1 (serial)
+  int trylock(uint64_t id);  // AGORA_OK or AGORA_BUSY
+  int thread_barrier_wait(uint64_t object, uint32_t count);  // AGORA_OK or AGORA_BARRIER_SERIAL
   int cond_wait(uint64_t object, uint64_t lock_id, double deadline);  // deadline < 0: none
   int cond_signal(uint64_t object, bool all);
   int sem_init(uint64_t object, uint64_t value);

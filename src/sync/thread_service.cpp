@@ -1,5 +1,7 @@
 #include "sync/thread_service.h"
 
+#include "common/status.h"
+
 namespace agora {
 
 void ThreadService::create(Rank target, Payload fn, uint64_t arg, ThreadCreateOp *op) {
@@ -94,7 +96,7 @@ void ThreadService::joined(uint64_t token, JoinError error, uint64_t ret, Payloa
   auto *op = reinterpret_cast<ThreadJoinOp *>(token);
   op->ret = ret;
   op->error = error;
-  op->w.complete(error == JoinError::None ? 0 : -2);
+  op->w.complete(error == JoinError::None ? AGORA_OK : AGORA_ERR_INVALID_ARGUMENT);
 }
 
 void ThreadService::on_message(const MsgHeader &m, Payload p) {

@@ -7,10 +7,12 @@
 
 #include "protocol/regc/regc_engine.h"
 
+#include "common/status.h"
+
 namespace agora {
 
 namespace {
-constexpr int kStatusFreed = -5;  // AGORA_ERR_BAD_POINTER: a use after free
+constexpr int kStatusFreed = AGORA_ERR_BAD_POINTER;  // a use after free
 }
 
 void RegcEngine::forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) {

@@ -3,12 +3,13 @@
 #include <cstring>
 
 #include "common/stats.h"
+#include "common/status.h"
 #include "protocol/shared/page_diff.h"
 
 namespace agora {
 
 namespace {
-constexpr int kStatusUnallocated = -5;  // AGORA_ERR_BAD_POINTER
+constexpr int kStatusUnallocated = AGORA_ERR_BAD_POINTER;
 
 void wake(PageCopy &s, int status) {
   std::vector<Waiter *> waiters;
