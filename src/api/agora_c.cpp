@@ -59,7 +59,7 @@ int agora_init(int *argc, char ***argv) {
     agora::log_error("agora_init called twice");
     return AGORA_ERR_INVALID_ARGUMENT;
   }
-  int status = 0;
+  int status = AGORA_OK;
   Runtime *rt = Runtime::start(argc, argv, &status, [](Runtime *started) {
     g_rt = started;
     if (agora::g_on_publish) agora::g_on_publish(started);
@@ -276,7 +276,7 @@ static int thread_create(const char *fn_name, agora_thread_t *t, bool placed, in
   agora::Rank where = -1;
   uint64_t id = 0;
   int status = rt->thread_create(rank, fn, arg, &where, &id);
-  if (status == 0) *t = agora_thread_t{where, 0, id};
+  if (status == AGORA_OK) *t = agora_thread_t{where, 0, id};
   return status;
 }
 

@@ -60,9 +60,9 @@ void *Runtime::malloc_placed(uint64_t bytes, Placement placement, Rank on_rank) 
     if (rank() == 0) placed_sequence_alloc(0, token, pages, placement, on_rank);
     else
       send_request(0, {Channel::Memory, kPlacedAlloc, 0, pages, token, pack_placement(placement, on_rank)});
-    return 0;
+    return AGORA_OK;
   });
-  if (status != 0) {
+  if (status != AGORA_OK) {
     log_error("agora_malloc_placed(%llu bytes): the placed region is exhausted (%llu bytes free of "
               "%llu, possibly fragmented); raise AGORA_MEMORY or free placed allocations",
               (unsigned long long)bytes, (unsigned long long)(req.free_pages * page),
@@ -93,17 +93,17 @@ int Runtime::free_placed(uintptr_t addr) {
       if (rank() == 0) placed_sequence_free(0, token, first);
       else send_request(0, {Channel::Memory, kPlacedFree, 0, first, token, 0});
     });
-    return 0;
+    return AGORA_OK;
   });
   if (status == kInsideRun) {
     log_error("agora_free(%p): not the start of an allocation", (void *)addr);
     return kBadPointer;
   }
-  if (status != 0) {
+  if (status != AGORA_OK) {
     log_error("agora_free(%p): not allocated (double free?)", (void *)addr);
     return kBadPointer;
   }
-  return 0;
+  return AGORA_OK;
 }
 
 // ---- rank 0: the sequencer --------------------------------------------------------
@@ -170,7 +170,7 @@ void Runtime::placed_acknowledged(uint64_t id, Payload floor) {
     merge_floor(&placed_->floor, b.floor.data(), b.floor.size());
     placed_->pages.release(b.run.first, b.run.count);
   }
-  placed_reply(b.requester, b.token, 0, b.run.first, 0);
+  placed_reply(b.requester, b.token, AGORA_OK, b.run.first, 0);
   placed_->in_flight.erase(it);
 }
 

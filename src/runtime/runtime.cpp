@@ -592,7 +592,7 @@ bool Runtime::handle_fault(void *addr, bool is_write) {
     engine_->on_fault(page, is_write ? Access::Write : Access::Read, &w);
     return 0;
   }, false, &stats_.fault_time_s);
-  if (w.status != 0)
+  if (w.status != AGORA_OK)
     fatal("%s of %p: no live allocation there (freed, or never allocated by rank %d)",
           is_write ? "write" : "read", addr, space_->home_of(page));
   return true;
@@ -799,7 +799,7 @@ int Runtime::timed_sync(WaitNote &note, const std::function<int(Waiter *)> &star
 int Runtime::lock(uint64_t id) {
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w); });
-  if (status == 0 && store_trace_active()) store_trace_span_enter();
+  if (status == AGORA_OK && store_trace_active()) store_trace_span_enter();
   if (status == AGORA_ERR_DEADLOCK)
     log_error("agora_lock: this thread already holds lock %llu (locks are not recursive; waiting "
               "would never end)",
@@ -810,7 +810,7 @@ int Runtime::lock(uint64_t id) {
 int Runtime::trylock(uint64_t id) {
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w, true); });
-  if (status == 0 && store_trace_active()) store_trace_span_enter();
+  if (status == AGORA_OK && store_trace_active()) store_trace_span_enter();
   return status;
 }
 
@@ -837,7 +837,7 @@ int Runtime::unlock(uint64_t id) {
   }
   std::lock_guard<std::mutex> g(lock_);
   int status = locks_->release(id, this_thread_token(), traced ? &stores : nullptr);
-  if (status != 0) log_error("agora_unlock: lock %llu is not held by this thread", (unsigned long long)id);
+  if (status != AGORA_OK) log_error("agora_unlock: lock %llu is not held by this thread", (unsigned long long)id);
   return status;
 }
 
@@ -930,7 +930,7 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
               live, nranks(), (int)config_.threads_per_rank);
     return refused;
   }
-  if (op.w.status != 0) {
+  if (op.w.status != AGORA_OK) {
     log_error("agora_thread_create: rank %d could not start the thread (see its message)", target);
     return op.w.status;
   }
@@ -992,7 +992,7 @@ int Runtime::thread_join(Rank where, uint64_t id, void **ret) {
     threads_->join(where, id, &op);
     return 0;
   }, true);
-  if (op.w.status != 0) {
+  if (op.w.status != AGORA_OK) {
     const char *why = op.error == JoinError::AlreadyJoined ? "was already joined"
                       : op.error == JoinError::BeingJoined ? "is already being joined by another thread"
                                                            : "was never created";

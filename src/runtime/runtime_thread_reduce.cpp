@@ -40,7 +40,7 @@ int Runtime::thread_reduce(uint64_t object, void *buf, size_t n, ReduceType type
   WaitNote note{WaitKind::ThreadReduce, object, n};
   int status = timed_sync(note, [&](Waiter *w) {
     thread_reductions_->reduce(object, self, shape, local.data(), w);
-    return 0;
+    return AGORA_OK;
   }, true);
   if (status == AGORA_OK && !local.empty()) std::memcpy(buf, local.data(), local.size());
   return status;

@@ -21,7 +21,7 @@ int Runtime::sync_op(WaitKind kind, uint64_t object, const std::function<void(Wa
   WaitNote note{kind, object};
   return timed_sync(note, [&](Waiter *w) {
     start(w);
-    return 0;
+    return AGORA_OK;
   }, patient);
 }
 
@@ -52,7 +52,7 @@ int Runtime::thread_barrier_wait(uint64_t object, uint32_t count) {
   WaitNote note{WaitKind::ThreadBarrier, object, count};
   return timed_sync(note, [&](Waiter *w) {
     thread_barriers_->wait(object, count, w);
-    return 0;
+    return AGORA_OK;
   }, true);
 }
 
@@ -77,7 +77,7 @@ int Runtime::cond_wait(uint64_t object, uint64_t lock_id, double deadline) {
     WaitNote note{WaitKind::Condition, object};
     noted_wait(note, woken, [&] {
       if (deadline >= 0) conditions_->cancel(object, &woken);
-      return 0;
+      return AGORA_OK;
     }, true);
   }
   int relocked = lock(lock_id);
@@ -87,7 +87,7 @@ int Runtime::cond_wait(uint64_t object, uint64_t lock_id, double deadline) {
 int Runtime::cond_signal(uint64_t object, bool all) {
   std::lock_guard<std::mutex> g(lock_);
   conditions_->signal(object, all);
-  return 0;
+  return AGORA_OK;
 }
 
 int Runtime::sem_init(uint64_t object, uint64_t value) {

@@ -17,7 +17,7 @@ int BarrierService::arrive(Waiter *w, uint64_t tag) {
   waiter_ = w;
   if (carries_consistency()) engine_->barrier_arrive(epoch_, [this] { start_rounds(); });
   else start_rounds();
-  return 0;
+  return AGORA_OK;
 }
 
 Rank BarrierService::awaited_rank() const {

@@ -1,9 +1,9 @@
 #include "sync/condition_service.h"
 
-#include "common/status.h"
-
 #include <algorithm>
 #include <cstdio>
+
+#include "common/status.h"
 
 namespace agora {
 

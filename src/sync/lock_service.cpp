@@ -26,7 +26,7 @@ int LockService::acquire(uint64_t lock, uint64_t thread, Waiter *w, bool try_onl
   };
   if (engine_) engine_->span_begin(lock, std::move(request));
   else request();
-  return 0;
+  return AGORA_OK;
 }
 
 int LockService::release(uint64_t lock, uint64_t thread, const std::vector<StoreRange> *stores) {
@@ -40,7 +40,7 @@ int LockService::release(uint64_t lock, uint64_t thread, const std::vector<Store
   } else {
     host_.send_request(mgr, {Channel::Lock, kRelease, 0, lock, 0, 0});
   }
-  return 0;
+  return AGORA_OK;
 }
 
 void LockService::on_message(const MsgHeader &m, Payload p) {

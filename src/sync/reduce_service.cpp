@@ -45,7 +45,7 @@ int ReduceService::start(void *data, size_t count, ReduceType type, ReduceOp op,
   } else {
     host_.send(0, {Channel::Reduce, kContribute, 0, epoch_, shape, tag_}, mine);
   }
-  return 0;
+  return AGORA_OK;
 }
 
 void ReduceService::on_message(const MsgHeader &m, Payload p) {

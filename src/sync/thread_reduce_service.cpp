@@ -163,7 +163,7 @@ int ThreadReduceService::check_round(uint64_t object, const std::vector<Contribu
               (unsigned long long)c.thread_id, c.rank, describe(c.shape).c_str(), round.size());
     return AGORA_ERR_MISUSE;
   }
-  return 0;
+  return AGORA_OK;
 }
 
 void ThreadReduceService::complete_round(uint64_t object, std::vector<Contribution> round) {

@@ -30,7 +30,7 @@ int ThreadService::start_here(Payload fn, uint64_t arg, uint64_t *id) {
   threads_[*id];  // before the thread runs: it may exit at once
   running_++;
   int status = start_(*id, fn, arg);
-  if (status != 0) {
+  if (status != AGORA_OK) {
     threads_.erase(*id);
     running_--;
     exited_++;  // a create that failed ends here, for the quiescence count

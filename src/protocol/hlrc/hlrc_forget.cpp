@@ -4,9 +4,8 @@
 // the pages' next homes start from.
 #include <algorithm>
 
-#include "protocol/hlrc/hlrc_engine.h"
-
 #include "common/status.h"
+#include "protocol/hlrc/hlrc_engine.h"
 
 namespace agora {
 

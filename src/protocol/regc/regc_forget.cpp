@@ -5,9 +5,8 @@
 // reused pages wait for a version that will not come.
 #include <algorithm>
 
-#include "protocol/regc/regc_engine.h"
-
 #include "common/status.h"
+#include "protocol/regc/regc_engine.h"
 
 namespace agora {
 
