@@ -75,14 +75,14 @@ enum shm_op { SHM_OP_SUM = 0, SHM_OP_MIN = 1, SHM_OP_MAX = 2 };
 
 /* Statistics of the Agora runtime captured around the timed kernel, so that
  * per-iteration counts exclude initialisation and validation. The names are
- * the keys of the runtime's statistics JSON. */
+ * fields of AGORA_STATS_FIELDS (agora.h), read with agora_stats_get. */
 #define SHM_NSTATS 15
 static const char *const shm_stat_names[SHM_NSTATS] = {
     "read_faults",        "write_faults",       "pages_fetched",
     "invalidations_sent", "invalidations_received", "messages_sent",
     "bytes_sent",         "lock_acquires",      "barriers",
     "fault_time_s",       "sync_time_s",
-    /* multiple-writer protocols (hlrc, regc); 0 where the runtime has no such key */
+    /* multiple-writer protocols (hlrc, regc); 0 under the others */
     "twins",              "diffs_sent",         "diff_bytes",
     /* regc: lock-carried, broadcast and barrier updates applied to copies */
     "updates_applied"};
@@ -414,24 +414,26 @@ static inline int shm__workers_per_home(void) { return shm__team.n; }
  * rank, whatever thread caused them); the others report zeros. */
 static inline int shm__stats_owner(void) { return shm__lt == 0; }
 
-/* Snapshot this rank's statistics counters (values of shm_stat_names). The
- * runtime's JSON is scanned for "name": number; missing keys read as 0. */
+/* Snapshot this rank's statistics (values of shm_stat_names) with
+ * agora_stats_get; each name is looked up in AGORA_STATS_FIELDS, and a name
+ * the runtime does not have ends the program (rather than reading as 0). */
 static inline void shm__stats_snapshot(double out[SHM_NSTATS])
 {
-    char buf[8192];
-    agora_stats_json(buf, sizeof buf);
-    buf[sizeof buf - 1] = '\0';
+    agora_stats_t s;
+    int rc = agora_stats_get(&s, AGORA_STATS_RANK);
+    if (rc != AGORA_OK)
+        shm_die("agora_stats_get failed: %s", agora_strerror(rc));
     for (int k = 0; k < SHM_NSTATS; k++) {
-        char key[64];
-        snprintf(key, sizeof key, "\"%s\"", shm_stat_names[k]);
-        const char *p = strstr(buf, key);
-        out[k] = 0.0;
-        if (!p)
-            continue;
-        p += strlen(key);
-        while (*p == ' ' || *p == ':' || *p == '\t' || *p == '\n')
-            p++;
-        out[k] = strtod(p, NULL);
+        int found = 0;
+#define SHM__STAT_VALUE(kind, name, doc)                                                           \
+        if (!found && strcmp(shm_stat_names[k], #name) == 0) {                                     \
+            out[k] = (double)s.name;                                                               \
+            found = 1;                                                                             \
+        }
+        AGORA_STATS_FIELDS(SHM__STAT_VALUE)
+#undef SHM__STAT_VALUE
+        if (!found)
+            shm_die("statistic \"%s\" is not in AGORA_STATS_FIELDS", shm_stat_names[k]);
     }
 }
 

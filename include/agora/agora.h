@@ -38,6 +38,12 @@ typedef enum agora_status {
     AGORA_TIMEDOUT = 3              /* agora_cond_timedwait: the deadline passed */
 } agora_status_t;
 
+/* "AGORA_ERR_NO_MEMORY: global memory exhausted": the status's name and
+ * meaning; "unknown status N" for a number that is no status. The text of a
+ * status is static; that of an unknown number lasts until the calling
+ * thread's next call. */
+const char *agora_strerror(int status);
+
 /* The library's version, "MAJOR.MINOR.PATCH" (the headers' is AGORA_VERSION_STRING). */
 const char *agora_version(void);
 
@@ -252,6 +258,68 @@ const char *agora_protocol_name(void);
 /* Writes this rank's statistics as a JSON object into buf (truncated to
  * size); returns the full length. */
 size_t agora_stats_json(char *buf, size_t size);
+
+/* ---- Statistics -----------------------------------------------------------
+ * Every statistic, once: X(kind, name, doc), in the order of agora_stats_t's
+ * fields and of the JSON's keys. The struct, the JSON (AGORA_STATS_JSON and
+ * agora_stats_json), the AGORA_STATS=1 table and the benchmark programs'
+ * counters are all made from this list. kind says the C type and how ranks
+ * combine:
+ *   COUNTER  uint64_t, a count; the job's value is the sum over ranks
+ *   PEAK     uint64_t, the highest a quantity reached; the job's is the maximum
+ *   SECONDS  double, time spent by threads of the rank; the job's is the sum
+ * Any change to the list bumps AGORA_STATS_SCHEMA (the JSON's "schema"; see
+ * docs/stats.md). */
+#define AGORA_STATS_SCHEMA 2
+#define AGORA_STATS_FIELDS(X)                                                                  \
+    X(COUNTER, read_faults, "reads that faulted: the page was not readable here")             \
+    X(COUNTER, write_faults, "writes that faulted: the page was not writable here")           \
+    X(COUNTER, pages_fetched, "pages copied here from another rank")                          \
+    X(COUNTER, invalidations_sent, "invalidations sent (sc: by a directory)")                 \
+    X(COUNTER, invalidations_received, "copies of pages invalidated here")                    \
+    X(COUNTER, messages_sent, "messages sent")                                                \
+    X(COUNTER, bytes_sent, "bytes of those messages, headers included")                       \
+    X(COUNTER, lock_acquires, "locks granted to threads of this rank")                        \
+    X(COUNTER, barriers, "barriers entered (agora_barrier and thread barriers)")              \
+    X(COUNTER, twins, "hlrc/regc: pages copied at a first write in an interval")              \
+    X(COUNTER, diffs_sent, "hlrc/regc: page diffs sent to homes")                             \
+    X(COUNTER, diff_bytes, "hlrc/regc: bytes of those diffs (runs and their headers)")        \
+    X(COUNTER, intervals, "hlrc/regc: intervals closed with writes")                          \
+    X(COUNTER, notices_applied, "hlrc/regc: write notices that invalidated a page here")      \
+    X(COUNTER, stale_replies, "hlrc/regc: page replies dropped (older than required, or duplicates)") \
+    X(PEAK, notices_kept_peak, "hlrc: most intervals stored at once (bounded by GC)")         \
+    X(COUNTER, updates_applied, "regc: fine-grain updates applied to a copy in place of an invalidation") \
+    X(SECONDS, fault_time_s, "seconds threads spent in page faults")                          \
+    X(SECONDS, sync_time_s, "seconds threads spent waiting in locks, barriers and other synchronisation")
+
+#define AGORA_STATS_CTYPE_COUNTER uint64_t
+#define AGORA_STATS_CTYPE_PEAK uint64_t
+#define AGORA_STATS_CTYPE_SECONDS double
+#define AGORA_STATS_MEMBER_(kind, name, doc) AGORA_STATS_CTYPE_##kind name;
+typedef struct agora_stats {
+    AGORA_STATS_FIELDS(AGORA_STATS_MEMBER_)
+} agora_stats_t;
+#undef AGORA_STATS_MEMBER_
+
+typedef enum agora_stats_scope {
+    /* This rank's statistics since agora_init or its last agora_stats_reset.
+     * Not collective: any thread, any time. */
+    AGORA_STATS_RANK = 0,
+    /* The job's: collective like agora_reduce (every rank, one thread per
+     * rank), and every rank gets the same values: each rank's RANK scope at
+     * its call, counters and seconds summed, peaks as the maximum. */
+    AGORA_STATS_JOB = 1
+} agora_stats_scope_t;
+
+/* Fills *out (scope: an agora_stats_scope_t). AGORA_ERR_INVALID_ARGUMENT for
+ * a NULL out or another scope. */
+int agora_stats_get(agora_stats_t *out, int scope);
+/* Zeroes this rank's statistics (peaks restart from the current value at
+ * their next update). Not collective: to start a measured phase on every
+ * rank, call it on every rank between two agora_barrier calls. The report
+ * at agora_finalize (AGORA_STATS, AGORA_STATS_JSON) covers what is counted
+ * after the last reset. */
+int agora_stats_reset(void);
 
 #ifdef __cplusplus
 }

@@ -59,7 +59,7 @@ int agora_init(int *argc, char ***argv) {
     agora::log_error("agora_init called twice");
     return AGORA_ERR_INVALID_ARGUMENT;
   }
-  int status = 0;
+  int status = AGORA_OK;
   Runtime *rt = Runtime::start(argc, argv, &status, [](Runtime *started) {
     g_rt = started;
     if (agora::g_on_publish) agora::g_on_publish(started);
@@ -88,6 +88,17 @@ int agora_nranks(void) {
 }
 
 double agora_wtime(void) { return agora::platform::now_seconds(); }
+
+// The API casts its enums to the runtime's: they must stay in step.
+static_assert((int)agora::Placement::Block == AGORA_PLACE_BLOCK &&
+              (int)agora::Placement::Cyclic == AGORA_PLACE_CYCLIC &&
+              (int)agora::Placement::OnRank == AGORA_PLACE_RANK,
+              "agora_placement_t and agora::Placement differ");
+static_assert((int)agora::ReduceType::Int64 == AGORA_INT64 && (int)agora::ReduceType::Double == AGORA_DOUBLE,
+              "agora_type_t and agora::ReduceType differ");
+static_assert((int)agora::ReduceOp::Sum == AGORA_SUM && (int)agora::ReduceOp::Min == AGORA_MIN &&
+              (int)agora::ReduceOp::Max == AGORA_MAX,
+              "agora_op_t and agora::ReduceOp differ");
 
 // A placement and rank agora_alloc_placed/agora_malloc_placed accept; the
 // rank is 0 unless the placement names one.
@@ -265,7 +276,7 @@ static int thread_create(const char *fn_name, agora_thread_t *t, bool placed, in
   agora::Rank where = -1;
   uint64_t id = 0;
   int status = rt->thread_create(rank, fn, arg, &where, &id);
-  if (status == 0) *t = agora_thread_t{where, 0, id};
+  if (status == AGORA_OK) *t = agora_thread_t{where, 0, id};
   return status;
 }
 
@@ -499,6 +510,29 @@ size_t agora_stats_json(char *buf, size_t size) {
     buf[n] = 0;
   }
   return s.size();
+}
+
+int agora_stats_get(agora_stats_t *out, int scope) {
+  AGORA_ON_PRIVATE_STACK(agora_stats_get(out, scope));
+  RUNTIME_OR("agora_stats_get", AGORA_ERR_NOT_INITIALIZED);
+  if (!out || (scope != AGORA_STATS_RANK && scope != AGORA_STATS_JOB)) {
+    agora::log_error("agora_stats_get: %s", !out ? "out is NULL"
+                                                 : "scope is not AGORA_STATS_RANK or AGORA_STATS_JOB");
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  // Filled here, copied out without the lock (out may be global memory).
+  agora::Stats got;
+  if (scope == AGORA_STATS_RANK) got = rt->stats_snapshot();
+  else if (int status = rt->stats_job(&got)) return status;
+  *out = got;
+  return AGORA_OK;
+}
+
+int agora_stats_reset(void) {
+  AGORA_ON_PRIVATE_STACK(agora_stats_reset());
+  RUNTIME_OR("agora_stats_reset", AGORA_ERR_NOT_INITIALIZED);
+  rt->stats_reset();
+  return AGORA_OK;
 }
 
 }  // extern "C"

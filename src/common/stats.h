@@ -1,48 +1,62 @@
-// Per-rank counters. Updated only on slow paths (faults, messages, sync),
-// under the runtime lock, so plain integers suffice.
+// Per-rank statistics. The fields are agora_stats_t's, made from
+// AGORA_STATS_FIELDS in include/agora/agora.h: that list is the one place a
+// statistic is declared, and the JSON, the table and the API follow it.
+// Updated only on slow paths (faults, messages, sync), under the runtime
+// lock, so plain integers suffice; readers take the same lock.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "agora/agora.h"
+
 namespace agora {
 
-struct Stats {
-  uint64_t read_faults = 0;
-  uint64_t write_faults = 0;
-  uint64_t pages_fetched = 0;
-  uint64_t invalidations_sent = 0;
-  uint64_t invalidations_received = 0;
-  uint64_t messages_sent = 0;
-  uint64_t bytes_sent = 0;
-  uint64_t lock_acquires = 0;
-  uint64_t barriers = 0;
-  // Lazy release consistency (hlrc); zero under sc.
-  uint64_t twins = 0;               // pages copied at a first write in an interval
-  uint64_t diffs_sent = 0;          // page diffs sent to homes
-  uint64_t diff_bytes = 0;          // bytes of those diffs (runs and their headers)
-  uint64_t intervals = 0;           // intervals closed with writes
-  uint64_t notices_applied = 0;     // write notices that invalidated a page here
-  uint64_t stale_replies = 0;       // page replies dropped: older than required, or duplicates
-  uint64_t notices_kept_peak = 0;   // most intervals stored at once (bounded by GC)
-  // Regional consistency (regc): fine-grain updates applied to a cached copy
-  // in place of an invalidation (lock-carried, broadcast or at barriers).
-  uint64_t updates_applied = 0;
-  double fault_time_s = 0;
-  double sync_time_s = 0;
+// How a statistic combines over ranks: counters and seconds add up, a peak
+// is the highest any rank reached.
+enum class StatKind : uint8_t { Counter, Peak, Seconds };
 
-  void add(const Stats &o);
-  // {"read_faults": ..., ...}
-  std::string to_json() const;
-  // Flat vector for collective reduction and its inverse.
-  std::vector<double> to_vector() const;
-  static Stats from_vector(const double *v);
-  static constexpr int kFields = 19;
+struct StatField {
+  const char *name;
+  StatKind kind;
+  const char *doc;
 };
 
-// {"ranks": [...], "totals": {...}}
-std::string stats_report_json(const std::vector<Stats> &per_rank, const std::string &protocol);
-// Human-readable table, one row per rank plus totals.
-std::string stats_report_table(const std::vector<Stats> &per_rank, const std::string &protocol);
+struct Stats : agora_stats_t {
+  Stats() : agora_stats_t{} {}
+  explicit Stats(const agora_stats_t &s) : agora_stats_t(s) {}
+
+#define AGORA_STATS_ONE_(kind, name, doc) +1
+  static constexpr int kFields = 0 AGORA_STATS_FIELDS(AGORA_STATS_ONE_);
+#undef AGORA_STATS_ONE_
+  static const StatField kField[kFields];  // in list order
+
+  // Folds another rank's statistics into this job view (sums; peaks max).
+  void combine(const Stats &o);
+  // Field i as a number (counters and peaks exactly up to 2^53).
+  double value(int i) const;
+  // Field i as text: an integer, or seconds with 6 decimals.
+  std::string text(int i) const;
+  // {"read_faults": ..., ...}: every field, in list order.
+  std::string to_json() const;
+};
+static_assert(sizeof(Stats) == sizeof(agora_stats_t), "Stats adds no data to agora_stats_t");
+static_assert(sizeof(agora_stats_t) == Stats::kFields * 8, "every statistic is 8 bytes, no padding");
+
+// What a report says besides the numbers.
+struct StatsRun {
+  std::string protocol;
+  std::vector<std::string> hosts;  // per rank; may be empty (unknown)
+};
+
+// The AGORA_STATS_JSON document (schema in docs/stats.md):
+// {"schema", "agora_version", "protocol", "nranks", "hosts", "fields",
+//  "ranks": [{"rank": r, ...}], "totals": {...}}
+std::string stats_report_json(const std::vector<Stats> &per_rank, const StatsRun &run);
+// The AGORA_STATS=1 table: a row per statistic that is not zero everywhere,
+// a column per rank (per-rank min and max beyond kTableRankColumns ranks)
+// and the job's value.
+std::string stats_report_table(const std::vector<Stats> &per_rank, const StatsRun &run);
+inline constexpr size_t kTableRankColumns = 8;
 
 }  // namespace agora

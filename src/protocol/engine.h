@@ -131,7 +131,7 @@ class ProtocolEngine {
   // ---- freed memory (agora_free of a placed allocation) -----------------------
   // Every rank calls this for [first, first+count) while the pages still have
   // their homes, once the program has freed them: drop every state of those
-  // pages (a thread still waiting on one fails with -5, a use after free);
+  // pages (a thread still waiting on one fails with AGORA_ERR_BAD_POINTER, a use after free);
   // the host then closes and zeroes them. `floor` (one entry per rank, or
   // empty) is raised to what any later home of these pages must start from.
   virtual void forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) {

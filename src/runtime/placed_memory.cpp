@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/status.h"
 #include "runtime/runtime.h"
 
 namespace agora {
@@ -20,7 +21,10 @@ enum PlacedOp : uint16_t {
   kPlacedAck = 7,     // rank -> 0: a = broadcast id; payload = that rank's floor (close)
   kPlacedReply = 8,   // 0 -> caller: a = first page, b = token, c = status, payload = u64 free pages
 };
-constexpr int kNoMemory = -3, kBadPointer = -5;
+constexpr int kNoMemory = AGORA_ERR_NO_MEMORY, kBadPointer = AGORA_ERR_BAD_POINTER;
+// A free's private reply code, no public status: the address lies inside a
+// live run but does not start it.
+constexpr int kInsideRun = 1;
 
 uint64_t pack_placement(Placement placement, Rank rank) {
   return (uint64_t)placement | (uint64_t)(uint32_t)rank << 8;
@@ -56,9 +60,9 @@ void *Runtime::malloc_placed(uint64_t bytes, Placement placement, Rank on_rank) 
     if (rank() == 0) placed_sequence_alloc(0, token, pages, placement, on_rank);
     else
       send_request(0, {Channel::Memory, kPlacedAlloc, 0, pages, token, pack_placement(placement, on_rank)});
-    return 0;
+    return AGORA_OK;
   });
-  if (status != 0) {
+  if (status != AGORA_OK) {
     log_error("agora_malloc_placed(%llu bytes): the placed region is exhausted (%llu bytes free of "
               "%llu, possibly fragmented); raise AGORA_MEMORY or free placed allocations",
               (unsigned long long)bytes, (unsigned long long)(req.free_pages * page),
@@ -89,17 +93,17 @@ int Runtime::free_placed(uintptr_t addr) {
       if (rank() == 0) placed_sequence_free(0, token, first);
       else send_request(0, {Channel::Memory, kPlacedFree, 0, first, token, 0});
     });
-    return 0;
+    return AGORA_OK;
   });
-  if (status == 1) {
+  if (status == kInsideRun) {
     log_error("agora_free(%p): not the start of an allocation", (void *)addr);
     return kBadPointer;
   }
-  if (status != 0) {
+  if (status != AGORA_OK) {
     log_error("agora_free(%p): not allocated (double free?)", (void *)addr);
     return kBadPointer;
   }
-  return 0;
+  return AGORA_OK;
 }
 
 // ---- rank 0: the sequencer --------------------------------------------------------
@@ -131,8 +135,7 @@ void Runtime::placed_sequence_free(Rank requester, uint64_t token, PageId first)
   bool inside = false;
   PageId count = placed_->pages.retire(first, &inside);
   if (count == 0) {
-    // Status 1: inside a live run; else none there.
-    placed_reply(requester, token, inside ? 1 : kBadPointer, 0, 0);
+    placed_reply(requester, token, inside ? kInsideRun : kBadPointer, 0, 0);
     return;
   }
   uint64_t id = placed_->next_id++;
@@ -167,7 +170,7 @@ void Runtime::placed_acknowledged(uint64_t id, Payload floor) {
     merge_floor(&placed_->floor, b.floor.data(), b.floor.size());
     placed_->pages.release(b.run.first, b.run.count);
   }
-  placed_reply(b.requester, b.token, 0, b.run.first, 0);
+  placed_reply(b.requester, b.token, AGORA_OK, b.run.first, 0);
   placed_->in_flight.erase(it);
 }
 

@@ -103,7 +103,7 @@ class Runtime final : public EngineHost {
   uint64_t create_locks(uint64_t count, uint64_t call_site);
   int lock(uint64_t id);
   int unlock(uint64_t id);
-  int trylock(uint64_t id);  // 0, or 2 (AGORA_BUSY)
+  int trylock(uint64_t id);  // AGORA_OK or AGORA_BUSY
   // SPMD collectives (runtime_collectives.cpp).
   int barrier(bool patient = false, CollectiveKind kind = CollectiveKind::Barrier);
   int reduce(void *buf, size_t count, ReduceType type, ReduceOp op,
@@ -119,7 +119,7 @@ class Runtime final : public EngineHost {
 
   // Synchronisation among threads (runtime_thread_sync.cpp). Objects are
   // keys: a created lock's id, or the address of an object in global memory.
-  int thread_barrier_wait(uint64_t object, uint32_t count);  // 0 or 1 (serial)
+  int thread_barrier_wait(uint64_t object, uint32_t count);  // AGORA_OK or AGORA_BARRIER_SERIAL
   int cond_wait(uint64_t object, uint64_t lock_id, double deadline);  // deadline < 0: none
   int cond_signal(uint64_t object, bool all);
   int sem_init(uint64_t object, uint64_t value);
@@ -147,7 +147,14 @@ class Runtime final : public EngineHost {
 
   const Config &config() const { return config_; }
   const AddressSpace &space() const { return *space_; }
-  std::string stats_json() const { return stats_.to_json(); }
+  // Statistics (runtime_stats.cpp); each takes the lock the counters are
+  // updated under.
+  std::string stats_json();
+  Stats stats_snapshot();
+  void stats_reset();
+  // Collective (like reduce): the job's statistics, every rank's snapshot
+  // combined (sums; peaks max). 0 or a negative status.
+  int stats_job(Stats *out);
 
  private:
   Runtime() = default;

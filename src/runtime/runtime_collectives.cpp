@@ -22,18 +22,18 @@ static int collective_misuse(const char *fn, uint64_t agora_thread) {
   else
     log_error("%s: another thread of this rank is already in %s; call it from one thread per rank",
               fn, fn);
-  return -9;
+  return AGORA_ERR_MISUSE;
 }
 
 int Runtime::barrier(bool patient, CollectiveKind kind) {
   if (tl_thread_id != 0) return collective_misuse(collective_name(kind), tl_thread_id);
   WaitNote note{WaitKind::Collective, 0, 0};
-  int status = timed_sync(note, [&](Waiter *w) {
-    if (barrier_->waiting()) return -9;
+  int status = timed_sync(note, [&](Waiter *w) -> int {
+    if (barrier_->waiting()) return AGORA_ERR_MISUSE;
     note.a = ledger_.begin(kind);
     return barrier_->arrive(w, note.a);
   }, patient);
-  if (status == -9) collective_misuse(collective_name(kind), 0);
+  if (status == AGORA_ERR_MISUSE) collective_misuse(collective_name(kind), 0);
   return status;
 }
 
@@ -45,19 +45,19 @@ int Runtime::reduce(void *buf, size_t count, ReduceType type, ReduceOp op, Colle
     // names the mismatch at this rank's next collective call.
     log_error("agora_reduce(count %zu): too many elements (at most %zu in one call)", count,
               ReduceService::kMaxCount);
-    return -2;
+    return AGORA_ERR_INVALID_ARGUMENT;
   }
   // Work on a private copy: buf may itself be global memory, and touching it
   // under the lock could fault.
   std::vector<std::byte> local(count * 8);
   std::memcpy(local.data(), buf, count * 8);
   WaitNote note{WaitKind::Collective, 0, 1};
-  int status = timed_sync(note, [&](Waiter *w) {
-    if (reduce_->waiting()) return -9;
+  int status = timed_sync(note, [&](Waiter *w) -> int {
+    if (reduce_->waiting()) return AGORA_ERR_MISUSE;
     note.a = ledger_.begin(kind);
     return reduce_->start(local.data(), count, type, op, w, note.a);
   });
-  if (status == -9) return collective_misuse(fn, 0);
+  if (status == AGORA_ERR_MISUSE) return collective_misuse(fn, 0);
   std::memcpy(buf, local.data(), count * 8);
   return status;
 }

@@ -65,7 +65,7 @@ bool Runtime::handle_fault(void *addr, bool is_write) {
     engine_->on_fault(page, is_write ? Access::Write : Access::Read, &w);
     return 0;
   }, false, &stats_.fault_time_s);
-  if (w.status != 0)
+  if (w.status != AGORA_OK)
     fatal("%s of %p: no live allocation there (freed, or never allocated by rank %d)",
           is_write ? "write" : "read", addr, space_->home_of(page));
   return true;

@@ -68,8 +68,8 @@ uint64_t Runtime::create_locks(uint64_t count, uint64_t call_site) {
 int Runtime::lock(uint64_t id) {
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w); });
-  if (status == 0 && store_trace_active()) store_trace_span_enter();
-  if (status == -8)
+  if (status == AGORA_OK && store_trace_active()) store_trace_span_enter();
+  if (status == AGORA_ERR_DEADLOCK)
     log_error("agora_lock: this thread already holds lock %llu (locks are not recursive; waiting "
               "would never end)",
               (unsigned long long)id);
@@ -79,7 +79,7 @@ int Runtime::lock(uint64_t id) {
 int Runtime::trylock(uint64_t id) {
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w, true); });
-  if (status == 0 && store_trace_active()) store_trace_span_enter();
+  if (status == AGORA_OK && store_trace_active()) store_trace_span_enter();
   return status;
 }
 
@@ -101,7 +101,7 @@ int Runtime::unlock(uint64_t id) {
   }
   std::lock_guard<std::mutex> g(lock_);
   int status = locks_->release(id, this_thread_token(), traced ? &stores : nullptr);
-  if (status != 0) log_error("agora_unlock: lock %llu is not held by this thread", (unsigned long long)id);
+  if (status != AGORA_OK) log_error("agora_unlock: lock %llu is not held by this thread", (unsigned long long)id);
   return status;
 }
 

@@ -84,10 +84,10 @@ int Runtime::free_local(uint64_t offset) {
     case ArenaAllocator::FreeResult::Ok: return 0;
     case ArenaAllocator::FreeResult::InsideBlock:
       log_error("agora_free(%p): not the start of an allocation", (void *)(space_->base() + offset));
-      return -5;
+      return AGORA_ERR_BAD_POINTER;
     default:
       log_error("agora_free(%p): not allocated (double free?)", (void *)(space_->base() + offset));
-      return -5;
+      return AGORA_ERR_BAD_POINTER;
   }
 }
 
@@ -96,13 +96,13 @@ int Runtime::free_any(void *ptr) {
   if (!ptr) return 0;
   if (!space_->contains(addr)) {
     log_error("agora_free(%p): not global memory (use free() for malloc'd memory)", ptr);
-    return -5;
+    return AGORA_ERR_BAD_POINTER;
   }
   if (space_->in_placed_region(space_->page_of(addr))) return free_placed(addr);
   Rank owner = space_->arena_owner(addr);
   if (owner < 0) {
     log_error("agora_free(%p): inside a collective allocation; those live until agora_finalize", ptr);
-    return -5;
+    return AGORA_ERR_BAD_POINTER;
   }
   uint64_t offset = addr - space_->base();
   if (owner == rank()) {

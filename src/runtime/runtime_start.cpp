@@ -37,14 +37,14 @@ Runtime *Runtime::start(int *argc, char ***argv, int *status, const std::functio
   std::string error;
   if (!rt->init(argc, argv, &error)) {
     log_error("agora_init failed: %s", error.c_str());
-    *status = -6;
+    *status = AGORA_ERR_CONFIG;
     return nullptr;  // the partially built runtime is left to process exit
   }
   // Published before the start-up barrier: once another rank is past it, it
   // may start threads here, and they call the API before this thread has
   // returned from the barrier.
   publish(rt);
-  *status = rt->barrier() == 0 ? 0 : -6;
+  *status = rt->barrier() == AGORA_OK ? AGORA_OK : AGORA_ERR_CONFIG;
   return rt;
 }
 

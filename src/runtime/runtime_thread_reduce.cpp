@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/status.h"
 #include "runtime/runtime.h"
 
 namespace agora {
@@ -17,7 +18,7 @@ int Runtime::thread_reduction_init(uint64_t object, uint32_t count) {
               "once (%d ranks x %d threads per rank); raise --threads-per-rank / "
               "AGORA_THREADS_PER_RANK or use more ranks",
               (void *)object, count, thread_slots(), nranks(), (int)config_.threads_per_rank);
-    return -2;
+    return AGORA_ERR_INVALID_ARGUMENT;
   }
   return sync_op(WaitKind::ThreadReduce, object, [&](Waiter *w) { thread_reductions_->init(object, count, w); });
 }
@@ -39,9 +40,9 @@ int Runtime::thread_reduce(uint64_t object, void *buf, size_t n, ReduceType type
   WaitNote note{WaitKind::ThreadReduce, object, n};
   int status = timed_sync(note, [&](Waiter *w) {
     thread_reductions_->reduce(object, self, shape, local.data(), w);
-    return 0;
+    return AGORA_OK;
   }, true);
-  if (status == 0 && !local.empty()) std::memcpy(buf, local.data(), local.size());
+  if (status == AGORA_OK && !local.empty()) std::memcpy(buf, local.data(), local.size());
   return status;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "common/log.h"
+#include "common/status.h"
 #include "runtime/runtime.h"
 
 namespace agora {
@@ -21,7 +22,7 @@ int Runtime::thread_barrier_wait(uint64_t object, uint32_t count) {
               "once (%d ranks x %d threads per rank); raise --threads-per-rank / "
               "AGORA_THREADS_PER_RANK or use more ranks",
               (void *)object, count, thread_slots(), nranks(), (int)config_.threads_per_rank);
-    return -2;
+    return AGORA_ERR_INVALID_ARGUMENT;
   }
   // Patient, like the waits for a condition and a semaphore: the wait
   // lasts as long as the slowest thread computes, and a waiter that kept
@@ -29,7 +30,7 @@ int Runtime::thread_barrier_wait(uint64_t object, uint32_t count) {
   WaitNote note{WaitKind::ThreadBarrier, object, count};
   return timed_sync(note, [&](Waiter *w) {
     thread_barriers_->wait(object, count, w);
-    return 0;
+    return AGORA_OK;
   }, true);
 }
 
@@ -38,14 +39,14 @@ int Runtime::cond_wait(uint64_t object, uint64_t lock_id, double deadline) {
   // then finds this waiter.
   Waiter queued, woken;
   WaitNote enqueue_note{WaitKind::Condition, object};
-  int status = noted_wait(enqueue_note, queued, [&] {
-    if (!locks_->holds(lock_id, thread_token())) return -4;
+  int status = noted_wait(enqueue_note, queued, [&]() -> int {
+    if (!locks_->holds(lock_id, thread_token())) return AGORA_ERR_NOT_HELD;
     conditions_->enqueue(object, &woken, &queued);
-    return 0;
+    return AGORA_OK;
   });
-  if (status == -4) {
+  if (status == AGORA_ERR_NOT_HELD) {
     log_error("agora_cond_wait(%p): the calling thread does not hold the lock it passed", (void *)object);
-    return -4;
+    return AGORA_ERR_NOT_HELD;
   }
   unlock(lock_id);
   if (deadline < 0 || !wait_until(woken, deadline)) {
@@ -54,7 +55,7 @@ int Runtime::cond_wait(uint64_t object, uint64_t lock_id, double deadline) {
     WaitNote note{WaitKind::Condition, object};
     noted_wait(note, woken, [&] {
       if (deadline >= 0) conditions_->cancel(object, &woken);
-      return 0;
+      return AGORA_OK;
     }, true);
   }
   int relocked = lock(lock_id);
@@ -64,12 +65,13 @@ int Runtime::cond_wait(uint64_t object, uint64_t lock_id, double deadline) {
 int Runtime::cond_signal(uint64_t object, bool all) {
   std::lock_guard<std::mutex> g(lock_);
   conditions_->signal(object, all);
-  return 0;
+  return AGORA_OK;
 }
 
 int Runtime::sem_init(uint64_t object, uint64_t value) {
   int status = sync_op(WaitKind::Semaphore, object, [&](Waiter *w) { semaphores_->init(object, value, w); });
-  if (status == -2) log_error("agora_sem_init(%p): threads are waiting on this semaphore", (void *)object);
+  if (status == AGORA_ERR_INVALID_ARGUMENT)
+    log_error("agora_sem_init(%p): threads are waiting on this semaphore", (void *)object);
   return status;
 }
 
@@ -80,7 +82,7 @@ int Runtime::sem_wait(uint64_t object, bool try_only) {
 
 int Runtime::sem_post(uint64_t object) {
   int status = sync_op(WaitKind::Semaphore, object, [&](Waiter *w) { semaphores_->post(object, w); });
-  if (status == -2)
+  if (status == AGORA_ERR_INVALID_ARGUMENT)
     log_error("agora_sem_post(%p): the count would exceed %llu (SEM_VALUE_MAX)", (void *)object,
               (unsigned long long)SemaphoreService::kMaxValue);
   return status;
@@ -95,7 +97,7 @@ int Runtime::sem_get_value(uint64_t object, int *value) {
 
 int Runtime::sem_destroy(uint64_t object) {
   int status = sync_op(WaitKind::Semaphore, object, [&](Waiter *w) { semaphores_->destroy(object, w); });
-  if (status == 2) log_error("agora_sem_destroy(%p): threads are waiting on this semaphore", (void *)object);
+  if (status == AGORA_BUSY) log_error("agora_sem_destroy(%p): threads are waiting on this semaphore", (void *)object);
   return status;
 }
 

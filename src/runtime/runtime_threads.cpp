@@ -36,7 +36,7 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
   uint64_t offset = 0;
   if (!platform::code_ref_from_address((const void *)fn, &module, &offset, &error)) {
     log_error("agora_thread_create: the function pointer cannot be run: %s", error.c_str());
-    return -2;
+    return AGORA_ERR_INVALID_ARGUMENT;
   }
   std::vector<std::byte> ref(sizeof offset + module.size());
   std::memcpy(ref.data(), &offset, sizeof offset);
@@ -45,10 +45,10 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
   WaitNote note{WaitKind::ThreadCreate};
   bool placed = target < 0;
   size_t live = 0;
-  int refused = noted_wait(note, op.w, [&] {
+  int refused = noted_wait(note, op.w, [&]() -> int {
     if (placed) {
       live = placed_live_.size();
-      if (live >= (size_t)thread_slots()) return -9;
+      if (live >= (size_t)thread_slots()) return AGORA_ERR_MISUSE;
       // In program mode main holds rank 0's first slot (SPLASH codes run the
       // worker in main too): the first thread goes to the next slot.
       uint64_t slot = threads_placed_++ + (program_mode_ && rank() == 0 ? 1 : 0);
@@ -56,7 +56,7 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
     }
     note.a = (uint64_t)target;
     threads_->create(target, {ref.data(), ref.size()}, (uint64_t)(uintptr_t)arg, &op);
-    return 0;
+    return AGORA_OK;
   });
   if (refused) {
     log_error("agora_thread_create: this rank already has %zu threads it placed and has not joined, "
@@ -65,7 +65,7 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
               live, nranks(), (int)config_.threads_per_rank);
     return refused;
   }
-  if (op.w.status != 0) {
+  if (op.w.status != AGORA_OK) {
     log_error("agora_thread_create: rank %d could not start the thread (see its message)", target);
     return op.w.status;
   }
@@ -86,7 +86,7 @@ int Runtime::start_thread(uint64_t id, Payload fn, uint64_t arg) {
   if (!code) {
     log_error("agora_thread_create: cannot find the thread's function on this rank: %s",
               error.c_str());
-    return -2;
+    return AGORA_ERR_INVALID_ARGUMENT;
   }
   os_threads_.fetch_add(1);
   try {
@@ -96,7 +96,7 @@ int Runtime::start_thread(uint64_t id, Payload fn, uint64_t arg) {
   } catch (const std::system_error &e) {
     os_threads_.fetch_sub(1);
     log_error("agora_thread_create: cannot start an OS thread on this rank: %s", e.what());
-    return -3;
+    return AGORA_ERR_NO_MEMORY;
   }
   return 0;
 }
@@ -119,7 +119,7 @@ int Runtime::thread_join(Rank where, uint64_t id, void **ret) {
   if (id != 0 && where == tl_thread_rank && id == tl_thread_id) {
     log_error("agora_thread_join: a thread cannot join itself (rank %d, id %llu)", where,
               (unsigned long long)id);
-    return -2;
+    return AGORA_ERR_INVALID_ARGUMENT;
   }
   ThreadJoinOp op;
   WaitNote note{WaitKind::ThreadJoin, (uint64_t)where, id};
@@ -127,7 +127,7 @@ int Runtime::thread_join(Rank where, uint64_t id, void **ret) {
     threads_->join(where, id, &op);
     return 0;
   }, true);
-  if (op.w.status != 0) {
+  if (op.w.status != AGORA_OK) {
     const char *why = op.error == JoinError::AlreadyJoined ? "was already joined"
                       : op.error == JoinError::BeingJoined ? "is already being joined by another thread"
                                                            : "was never created";

@@ -115,7 +115,7 @@ int Runtime::sync_op(WaitKind kind, uint64_t object, const std::function<void(Wa
   WaitNote note{kind, object};
   return timed_sync(note, [&](Waiter *w) {
     start(w);
-    return 0;
+    return AGORA_OK;
   }, patient);
 }
 

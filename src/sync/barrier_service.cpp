@@ -3,11 +3,12 @@
 #include <vector>
 
 #include "common/stats.h"
+#include "common/status.h"
 
 namespace agora {
 
 int BarrierService::arrive(Waiter *w, uint64_t tag) {
-  if (waiter_) return -9;
+  if (waiter_) return AGORA_ERR_MISUSE;
   host_.stats().barriers++;
   tag_ = tag;
   ++epoch_;
@@ -16,7 +17,7 @@ int BarrierService::arrive(Waiter *w, uint64_t tag) {
   waiter_ = w;
   if (carries_consistency()) engine_->barrier_arrive(epoch_, [this] { start_rounds(); });
   else start_rounds();
-  return 0;
+  return AGORA_OK;
 }
 
 Rank BarrierService::awaited_rank() const {
@@ -67,7 +68,7 @@ void BarrierService::finish() {
   Waiter *w = waiter_;
   waiter_ = nullptr;
   if (carries_consistency()) engine_->barrier_complete(epoch_);
-  w->complete(0);
+  w->complete(AGORA_OK);
 }
 
 }  // namespace agora

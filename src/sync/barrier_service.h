@@ -20,7 +20,7 @@ class BarrierService {
   void attach(ProtocolEngine *engine) { engine_ = engine; }
   // Messages carry collective tags, checked against this ledger (may be null).
   void attach(CollectiveLedger *ledger) { ledger_ = ledger; }
-  // Completes *w when every rank has arrived. Returns -9 (AGORA_ERR_MISUSE),
+  // Completes *w when every rank has arrived. Returns AGORA_ERR_MISUSE,
   // without arriving, if a thread of this rank is already in the barrier.
   int arrive(Waiter *w, uint64_t tag = 0);
   bool waiting() const { return waiter_ != nullptr; }

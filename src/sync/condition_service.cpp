@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/status.h"
+
 namespace agora {
 
 void ConditionService::to(Rank rank, Op op, uint64_t object, uint64_t b, uint64_t c) {
@@ -39,7 +41,7 @@ void ConditionService::manage(Op op, uint64_t object, uint64_t b, uint64_t c, Ra
       Sleeper gone = *s;
       q.erase(s);
       if (q.empty()) waiting_.erase(it);
-      wake(gone, 3);
+      wake(gone, AGORA_TIMEDOUT);
       return;
     }
     case kSignal: {
@@ -53,10 +55,10 @@ void ConditionService::manage(Op op, uint64_t object, uint64_t b, uint64_t c, Ra
         it->second.pop_front();
       }
       if (it->second.empty()) waiting_.erase(it);
-      for (const Sleeper &s : woken) wake(s, 0);
+      for (const Sleeper &s : woken) wake(s, AGORA_OK);
       return;
     }
-    case kQueued: reinterpret_cast<Waiter *>(b)->complete(0); return;
+    case kQueued: reinterpret_cast<Waiter *>(b)->complete(AGORA_OK); return;
     case kWake: reinterpret_cast<Waiter *>(b)->complete((int)c); return;
   }
 }

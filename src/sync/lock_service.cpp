@@ -4,11 +4,12 @@
 
 #include "common/log.h"
 #include "common/stats.h"
+#include "common/status.h"
 
 namespace agora {
 
 int LockService::acquire(uint64_t lock, uint64_t thread, Waiter *w, bool try_only) {
-  if (holds(lock, thread)) return try_only ? 2 : -8;
+  if (holds(lock, thread)) return try_only ? AGORA_BUSY : AGORA_ERR_DEADLOCK;
   uint64_t signature = signatures_ ? signatures_(lock) : 0;
   uint64_t token = (uint64_t)(uintptr_t)w;
   pending_thread_[token] = thread;
@@ -25,12 +26,12 @@ int LockService::acquire(uint64_t lock, uint64_t thread, Waiter *w, bool try_onl
   };
   if (engine_) engine_->span_begin(lock, std::move(request));
   else request();
-  return 0;
+  return AGORA_OK;
 }
 
 int LockService::release(uint64_t lock, uint64_t thread, const std::vector<StoreRange> *stores) {
   auto it = holder_thread_.find(lock);
-  if (it == holder_thread_.end() || it->second != thread) return -4;
+  if (it == holder_thread_.end() || it->second != thread) return AGORA_ERR_NOT_HELD;
   holder_thread_.erase(it);
   if (engine_) engine_->span_end(lock, stores);
   Rank mgr = manager_of(lock);
@@ -39,7 +40,7 @@ int LockService::release(uint64_t lock, uint64_t thread, const std::vector<Store
   } else {
     host_.send_request(mgr, {Channel::Lock, kRelease, 0, lock, 0, 0});
   }
-  return 0;
+  return AGORA_OK;
 }
 
 void LockService::on_message(const MsgHeader &m, Payload p) {
@@ -151,7 +152,7 @@ std::string LockService::describe_contention() const {
 
 void LockService::busy_here(uint64_t token) {
   pending_thread_.erase(token);
-  reinterpret_cast<Waiter *>(token)->complete(2);  // AGORA_BUSY
+  reinterpret_cast<Waiter *>(token)->complete(AGORA_BUSY);
 }
 
 void LockService::granted_here(uint64_t lock, uint64_t token, Payload info) {
@@ -160,7 +161,7 @@ void LockService::granted_here(uint64_t lock, uint64_t token, Payload info) {
   pending_thread_.erase(it);
   host_.stats().lock_acquires++;
   if (carries_consistency()) engine_->lock_acquire(lock, info);
-  reinterpret_cast<Waiter *>(token)->complete(0);
+  reinterpret_cast<Waiter *>(token)->complete(AGORA_OK);
 }
 
 }  // namespace agora

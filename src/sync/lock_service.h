@@ -55,7 +55,7 @@ class LockService {
   }
   // For hang reports: locks managed here that threads wait for, one line each.
   std::string describe_contention() const;
-  // Returns 0, or AGORA_ERR_NOT_HELD (-4) if `thread` does not hold `lock`.
+  // Returns AGORA_OK, or AGORA_ERR_NOT_HELD if `thread` does not hold `lock`.
   // `stores`: the bytes the thread stored in the span, if store tracing found them.
   int release(uint64_t lock, uint64_t thread, const std::vector<StoreRange> *stores = nullptr);
   void on_message(const MsgHeader &m, Payload p);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/status.h"
 
 namespace agora {
 
@@ -29,7 +30,7 @@ uint64_t ReduceService::shape_of(size_t count, ReduceType type, ReduceOp op) con
 }
 
 int ReduceService::start(void *data, size_t count, ReduceType type, ReduceOp op, Waiter *w, uint64_t tag) {
-  if (waiter_) return -9;
+  if (waiter_) return AGORA_ERR_MISUSE;
   tag_ = tag;
   ++epoch_;
   data_ = data;
@@ -44,7 +45,7 @@ int ReduceService::start(void *data, size_t count, ReduceType type, ReduceOp op,
   } else {
     host_.send(0, {Channel::Reduce, kContribute, 0, epoch_, shape, tag_}, mine);
   }
-  return 0;
+  return AGORA_OK;
 }
 
 void ReduceService::on_message(const MsgHeader &m, Payload p) {
@@ -92,7 +93,7 @@ void ReduceService::deliver(Payload result) {
   std::memcpy(data_, result.data, std::min(result.size, count_ * 8));
   Waiter *w = waiter_;
   waiter_ = nullptr;
-  w->complete(0);
+  w->complete(AGORA_OK);
 }
 
 }  // namespace agora

@@ -22,7 +22,7 @@ class ReduceService {
   // Largest count a reduce may have (its bytes travel in one message).
   static constexpr size_t kMaxCount = (1u << 28) - 64;
   // data: count elements of type; overwritten with the result before *w
-  // completes. Returns -9 (AGORA_ERR_MISUSE), without starting, if a thread
+  // completes. Returns AGORA_ERR_MISUSE, without starting, if a thread
   // of this rank is already in a reduce.
   int start(void *data, size_t count, ReduceType type, ReduceOp op, Waiter *w, uint64_t tag = 0);
   bool waiting() const { return waiter_ != nullptr; }

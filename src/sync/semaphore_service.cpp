@@ -1,6 +1,7 @@
 #include "sync/semaphore_service.h"
 
 #include "common/log.h"
+#include "common/status.h"
 
 namespace agora {
 
@@ -56,12 +57,12 @@ void SemaphoreService::manage(Op op, uint64_t object, uint64_t arg, Requester r,
   switch (op) {
     case kInit:
       if (!s.waiting.empty()) {
-        reply(r, -2, 0);
+        reply(r, AGORA_ERR_INVALID_ARGUMENT, 0);
         return;
       }
       s.value = arg;
       s.infos.clear();
-      reply(r, 0, 0);
+      reply(r, AGORA_OK, 0);
       return;
     case kWait:
     case kTryWait:
@@ -69,18 +70,18 @@ void SemaphoreService::manage(Op op, uint64_t object, uint64_t arg, Requester r,
         s.value--;
         grant(s, r);
       } else if (op == kTryWait) {
-        reply(r, 2, 0);
+        reply(r, AGORA_BUSY, 0);
       } else {
         s.waiting.push_back(r);
       }
       return;
     case kPost:
       if (s.waiting.empty() && s.value >= kMaxValue) {
-        reply(r, -2, 0);
+        reply(r, AGORA_ERR_INVALID_ARGUMENT, 0);
         return;
       }
       s.infos.keep(r.rank, info);
-      reply(r, 0, 0);
+      reply(r, AGORA_OK, 0);
       if (s.waiting.empty()) {
         s.value++;
       } else {
@@ -89,14 +90,14 @@ void SemaphoreService::manage(Op op, uint64_t object, uint64_t arg, Requester r,
         grant(s, next);
       }
       return;
-    case kGetValue: reply(r, 0, s.value); return;
+    case kGetValue: reply(r, AGORA_OK, s.value); return;
     case kDestroy:
       if (!s.waiting.empty()) {
-        reply(r, 2, 0);
+        reply(r, AGORA_BUSY, 0);
         return;
       }
       sems_.erase(object);
-      reply(r, 0, 0);
+      reply(r, AGORA_OK, 0);
       return;
     case kReply: return;
   }
@@ -105,7 +106,7 @@ void SemaphoreService::manage(Op op, uint64_t object, uint64_t arg, Requester r,
 void SemaphoreService::grant(Sem &s, Requester r) {
   std::vector<std::byte> infos;
   s.infos.encode_for(r.rank, &infos);
-  reply(r, 0, 0, {infos.data(), infos.size()});
+  reply(r, AGORA_OK, 0, {infos.data(), infos.size()});
 }
 
 void SemaphoreService::reply(Requester r, int64_t status, uint64_t result, Payload infos) {
@@ -114,7 +115,7 @@ void SemaphoreService::reply(Requester r, int64_t status, uint64_t result, Paylo
 }
 
 void SemaphoreService::replied_here(uint64_t token, int64_t status, uint64_t result, Payload infos) {
-  if (acquiring_.erase(token) && status == 0 && carries_consistency() &&
+  if (acquiring_.erase(token) && status == AGORA_OK && carries_consistency() &&
       !ReleaseBundles::apply(*engine_, infos))
     fatal("semaphore: malformed release information");
   auto out = value_out_.find(token);

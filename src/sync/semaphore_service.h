@@ -27,9 +27,9 @@ class SemaphoreService {
       : host_(host), manager_of_(std::move(manager_of)) {}
   void attach(ProtocolEngine *engine) { engine_ = engine; }
 
-  // Each completes *w with a status: 0, 2 (AGORA_BUSY: trywait with count
-  // 0; destroy with waiters), or -2 (post beyond kMaxValue; init while
-  // threads wait). get_value also sets *value before completing.
+  // Each completes *w with a status: AGORA_OK, AGORA_BUSY (trywait with
+  // count 0; destroy with waiters), or AGORA_ERR_INVALID_ARGUMENT (post beyond
+  // kMaxValue; init while threads wait). get_value also sets *value before completing.
   void init(uint64_t object, uint64_t value, Waiter *w);
   void wait(uint64_t object, bool try_only, Waiter *w);
   void post(uint64_t object, Waiter *w);

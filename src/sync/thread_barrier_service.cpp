@@ -2,6 +2,7 @@
 
 #include "common/log.h"
 #include "common/stats.h"
+#include "common/status.h"
 
 namespace agora {
 
@@ -52,7 +53,7 @@ void ThreadBarrierService::manager_arrive(uint64_t object, uint32_t count, Arriv
   rounds_.erase(object);
   for (size_t i = 0; i < done.arrived.size(); ++i) {
     const Arrival &to = done.arrived[i];
-    int status = i + 1 == done.arrived.size() ? 1 : 0;  // the last arriver: serial
+    int status = i + 1 == done.arrived.size() ? AGORA_BARRIER_SERIAL : AGORA_OK;  // the last arriver
     std::vector<std::byte> infos;
     done.infos.encode_for(to.rank, &infos);
     if (to.rank == host_.rank()) departed_here(to.token, status, {infos.data(), infos.size()});

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/status.h"
 
 namespace agora {
 
@@ -112,10 +113,10 @@ void ThreadReduceService::on_message(const MsgHeader &m, Payload p) {
 
 void ThreadReduceService::manage(Op op, uint64_t object, uint64_t arg, Rank from, uint64_t token) {
   Reduction &r = reductions_[object];
-  int status = 0;
+  int status = AGORA_OK;
   if (!r.round.empty()) {
     // Re-initialising or destroying under a team's feet would strand it.
-    status = op == kInit ? -2 : 2;
+    status = op == kInit ? AGORA_ERR_INVALID_ARGUMENT : AGORA_BUSY;
     log_error("%s(%p): %zu of %u threads are in a reduction round on it", op == kInit ?
               "agora_thread_reduction_init" : "agora_thread_reduction_destroy", (void *)object,
               r.round.size(), r.count);
@@ -132,7 +133,7 @@ void ThreadReduceService::contribute(uint64_t object, Contribution c) {
   if (it == reductions_.end() || it->second.count == 0) {
     log_error("agora_thread_reduce(%p): not initialised (call agora_thread_reduction_init first, "
               "once, with the team size)", (void *)object);
-    reply(c.rank, c.token, -2);
+    reply(c.rank, c.token, AGORA_ERR_INVALID_ARGUMENT);
     return;
   }
   Reduction &r = it->second;
@@ -150,7 +151,7 @@ int ThreadReduceService::check_round(uint64_t object, const std::vector<Contribu
               "(%s; at most %zu elements of int64 or double, op sum, min or max); every participant of "
               "this round gets AGORA_ERR_INVALID_ARGUMENT",
               (void *)object, (unsigned long long)c.thread_id, c.rank, describe(c.shape).c_str(), kMaxElements);
-    return -2;
+    return AGORA_ERR_INVALID_ARGUMENT;
   }
   const Contribution &first = round.front();
   for (const Contribution &c : round) {
@@ -160,15 +161,15 @@ int ThreadReduceService::check_round(uint64_t object, const std::vector<Contribu
               "the same count, type and op; each of the %zu gets AGORA_ERR_MISUSE",
               (void *)object, (unsigned long long)first.thread_id, first.rank, describe(first.shape).c_str(),
               (unsigned long long)c.thread_id, c.rank, describe(c.shape).c_str(), round.size());
-    return -9;
+    return AGORA_ERR_MISUSE;
   }
-  return 0;
+  return AGORA_OK;
 }
 
 void ThreadReduceService::complete_round(uint64_t object, std::vector<Contribution> round) {
   int status = check_round(object, round);
   std::vector<std::byte> acc;
-  if (status == 0) {
+  if (status == AGORA_OK) {
     // The participants' id order fixes the result, whatever the arrival order.
     std::vector<const Contribution *> order;
     for (const Contribution &c : round) order.push_back(&c);
@@ -190,7 +191,7 @@ void ThreadReduceService::reply(Rank to, uint64_t token, int status, Payload res
 void ThreadReduceService::replied_here(uint64_t token, int status, Payload result) {
   auto it = pending_.find(token);
   if (it != pending_.end()) {
-    if (status == 0) {
+    if (status == AGORA_OK) {
       if (result.size != it->second.bytes)
         fatal("thread reduction: a result of %zu bytes for a contribution of %zu", result.size, it->second.bytes);
       if (result.size) std::memcpy(it->second.data, result.data, result.size);

@@ -47,14 +47,15 @@ class ThreadReduceService {
   ThreadReduceService(ComponentHost &host, ManagerOf manager_of)
       : host_(host), manager_of_(std::move(manager_of)) {}
 
-  // Every call completes *w with a status. init: 0, or -2 while a round is
-  // under way. destroy: 0, or 2 (AGORA_BUSY) while a round is under way.
+  // Every call completes *w with a status. init: AGORA_OK, or
+  // AGORA_ERR_INVALID_ARGUMENT while a round is under way. destroy: AGORA_OK,
+  // or AGORA_BUSY while a round is under way.
   void init(uint64_t object, uint32_t count, Waiter *w);
   void destroy(uint64_t object, Waiter *w);
   // Contributes data (shape.n elements, private memory: the result is
   // written there before *w completes, by whoever delivers the reply) as
-  // thread `thread_id`. Completes *w with 0; -9 (AGORA_ERR_MISUSE) for
-  // every participant of a round whose shapes differ; -2 for every
+  // thread `thread_id`. Completes *w with AGORA_OK; AGORA_ERR_MISUSE for
+  // every participant of a round whose shapes differ; AGORA_ERR_INVALID_ARGUMENT for every
   // participant of a round with an invalid contribution, and at once if
   // the object was never initialised.
   void reduce(uint64_t object, uint64_t thread_id, Shape shape, void *data, Waiter *w);

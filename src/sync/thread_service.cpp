@@ -1,5 +1,7 @@
 #include "sync/thread_service.h"
 
+#include "common/status.h"
+
 namespace agora {
 
 void ThreadService::create(Rank target, Payload fn, uint64_t arg, ThreadCreateOp *op) {
@@ -28,7 +30,7 @@ int ThreadService::start_here(Payload fn, uint64_t arg, uint64_t *id) {
   threads_[*id];  // before the thread runs: it may exit at once
   running_++;
   int status = start_(*id, fn, arg);
-  if (status != 0) {
+  if (status != AGORA_OK) {
     threads_.erase(*id);
     running_--;
     exited_++;  // a create that failed ends here, for the quiescence count
@@ -94,7 +96,7 @@ void ThreadService::joined(uint64_t token, JoinError error, uint64_t ret, Payloa
   auto *op = reinterpret_cast<ThreadJoinOp *>(token);
   op->ret = ret;
   op->error = error;
-  op->w.complete(error == JoinError::None ? 0 : -2);
+  op->w.complete(error == JoinError::None ? AGORA_OK : AGORA_ERR_INVALID_ARGUMENT);
 }
 
 void ThreadService::on_message(const MsgHeader &m, Payload p) {

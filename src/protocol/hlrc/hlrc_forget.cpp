@@ -4,12 +4,13 @@
 // the pages' next homes start from.
 #include <algorithm>
 
+#include "common/status.h"
 #include "protocol/hlrc/hlrc_engine.h"
 
 namespace agora {
 
 namespace {
-constexpr int kStatusFreed = -5;  // AGORA_ERR_BAD_POINTER: a use after free
+constexpr int kStatusFreed = AGORA_ERR_BAD_POINTER;  // a use after free
 }
 
 void HlrcEngine::forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) {

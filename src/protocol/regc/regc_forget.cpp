@@ -5,12 +5,13 @@
 // reused pages wait for a version that will not come.
 #include <algorithm>
 
+#include "common/status.h"
 #include "protocol/regc/regc_engine.h"
 
 namespace agora {
 
 namespace {
-constexpr int kStatusFreed = -5;  // AGORA_ERR_BAD_POINTER: a use after free
+constexpr int kStatusFreed = AGORA_ERR_BAD_POINTER;  // a use after free
 }
 
 void RegcEngine::forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) {

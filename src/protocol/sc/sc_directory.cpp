@@ -2,12 +2,13 @@
 // transactions that move it between exclusive and shared.
 #include <cstring>
 #include "common/stats.h"
+#include "common/status.h"
 #include "protocol/sc/sc_engine.h"
 
 namespace agora {
 
 namespace {
-constexpr int kStatusUnallocated = -5;  // AGORA_ERR_BAD_POINTER
+constexpr int kStatusUnallocated = AGORA_ERR_BAD_POINTER;
 }
 
 ScEngine::DirEntry &ScEngine::entry(PageId page) {

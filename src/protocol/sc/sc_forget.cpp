@@ -3,10 +3,12 @@
 // touched (owned by their next home).
 #include "protocol/sc/sc_engine.h"
 
+#include "common/status.h"
+
 namespace agora {
 
 namespace {
-constexpr int kStatusFreed = -5;  // AGORA_ERR_BAD_POINTER: a use after free
+constexpr int kStatusFreed = AGORA_ERR_BAD_POINTER;  // a use after free
 
 // Calls fn on every key of map in [first, first+count), walking whichever is
 // smaller: the range or the map (which holds only pages touched).

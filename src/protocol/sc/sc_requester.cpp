@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/stats.h"
+#include "common/status.h"
 #include "protocol/sc/sc_engine.h"
 
 namespace agora {
@@ -20,7 +21,7 @@ void ScEngine::set_local(PageId page, Access a) {
 
 void ScEngine::on_fault(PageId page, Access need, Waiter *w) {
   if (local_access(page) >= need) {  // another thread of this rank got it first
-    w->complete(0);
+    w->complete(AGORA_OK);
     return;
   }
   auto [it, fresh] = pending_.try_emplace(page);
@@ -46,7 +47,7 @@ void ScEngine::complete_local(PageId page, Access granted, Payload data) {
   set_local(page, granted);
   auto it = pending_.find(page);
   if (it == pending_.end()) return;
-  for (Waiter *w : it->second.waiters) w->complete(0);
+  for (Waiter *w : it->second.waiters) w->complete(AGORA_OK);
   pending_.erase(it);
 }
 

@@ -3,12 +3,13 @@
 #include <cstring>
 
 #include "common/stats.h"
+#include "common/status.h"
 #include "protocol/shared/page_diff.h"
 
 namespace agora {
 
 namespace {
-constexpr int kStatusUnallocated = -5;  // AGORA_ERR_BAD_POINTER
+constexpr int kStatusUnallocated = AGORA_ERR_BAD_POINTER;
 
 void wake(PageCopy &s, int status) {
   std::vector<Waiter *> waiters;
@@ -43,7 +44,7 @@ bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Wa
     return !s.fetching;
   }
   if (need == Access::Write && s.access == Access::Read) page_copy_make_dirty(host, page, s, dirty, twin_home);
-  w->complete(0);  // else another thread of this rank already resolved it
+  w->complete(AGORA_OK);  // else another thread of this rank already resolved it
   return false;
 }
 

@@ -66,12 +66,6 @@ std::vector<uint64_t> MpiTransport::allgather(const std::vector<uint64_t> &mine)
   return all;
 }
 
-std::vector<double> MpiTransport::gather_to_root(const std::vector<double> &mine) {
-  std::vector<double> all(rank_ == 0 ? mine.size() * (size_t)nranks_ : 0);
-  MPI_Gather(mine.data(), (int)mine.size(), MPI_DOUBLE, all.data(), (int)mine.size(), MPI_DOUBLE, 0, world_);
-  return all;
-}
-
 int64_t MpiTransport::broadcast_from_root(int64_t value) {
   MPI_Bcast(&value, 1, MPI_INT64_T, 0, world_);
   return value;

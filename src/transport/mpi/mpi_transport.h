@@ -44,8 +44,11 @@ class MpiTransport {
   void barrier();
   // Every rank's words, rank after rank (mine.size() words each).
   std::vector<uint64_t> allgather(const std::vector<uint64_t> &mine);
-  // Rank 0 gets every rank's values, rank after rank; other ranks get none.
-  std::vector<double> gather_to_root(const std::vector<double> &mine);
+  // Root gets each rank's `bytes` bytes in rank order (the others an empty
+  // vector); mpi_gather.cpp, for the reports made at finalize.
+  std::vector<std::byte> gather(const void *data, size_t bytes, Rank root);
+  // Root gets each rank's host name (MPI_Get_processor_name), in rank order.
+  std::vector<std::string> gather_host_names(Rank root);
   // Rank 0's value, on every rank (the others' are ignored).
   int64_t broadcast_from_root(int64_t value);
   // The largest of the ranks' values, on every rank.
