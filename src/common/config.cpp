@@ -23,6 +23,7 @@ __attribute__((init_priority(101))) const std::vector<std::string> kKnownVariabl
     // the compiler wrappers agoracc / agoracxx (tools/agoracc.in): set in a
     // shell that also runs agorarun, they must not draw a warning
     "AGORA_CC", "AGORA_CXX", "AGORA_CC_MODE",
+    "AGORA_LAUNCHER",  // agorarun: srun, mpirun (Open MPI) or mpiexec (MPICH Hydra)
     // simulator tests (tests/sim): replay of a seed
     "AGORA_SIM_SEED", "AGORA_SIM_SEEDS", "AGORA_SIM_POLICY",
 };
