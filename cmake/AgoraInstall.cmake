@@ -4,7 +4,7 @@
 #   P/lib/agora/                  program mode: linker script, --wrap list, startup object
 #   P/lib/cmake/Agora/            find_package(Agora)
 #   P/lib/pkgconfig/agora.pc      pkg-config agora
-#   P/include/agora/*.h           agora.h, parmacs.h, ...
+#   P/include/agora/*.h, *.hpp    agora.h, parmacs.h, agora.hpp, ...
 #   P/bin/agorarun, agora-info, agoracc, agoracxx (agorarun reads its options from agora-info)
 #   P/share/agora/c.m4.agora      PARMACS for SPLASH makefiles
 #   P/share/doc/agora/            README, LICENSE, docs
@@ -12,7 +12,7 @@
 include(CMakePackageConfigHelpers)
 
 install(TARGETS agora_shared EXPORT AgoraTargets LIBRARY DESTINATION lib)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/agora DESTINATION include FILES_MATCHING PATTERN "*.h")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/agora DESTINATION include FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 install(PROGRAMS ${CMAKE_BINARY_DIR}/bin/agorarun DESTINATION bin)
 install(TARGETS agora-info RUNTIME DESTINATION bin)
 install(FILES ${PROJECT_SOURCE_DIR}/share/c.m4.agora DESTINATION share/agora)

@@ -20,8 +20,8 @@ extern "C" int agora_parmacs_create(void (*fn)(void)) {
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   agora_thread_t t;
-  // SPLASH thread functions take no argument; on the x86-64 ABI calling one
-  // with an ignored argument is safe (the SPLASH-3 pthread macros do the same).
+  // SPLASH thread functions take no argument; under the x86-64 and
+  // aarch64 ABIs calling one with an ignored argument is safe (the SPLASH-3 pthread macros do the same).
   int status = agora_thread_create(&t, reinterpret_cast<void *(*)(void *)>(fn), nullptr);
   if (status != AGORA_OK) return status;
   std::lock_guard<std::mutex> hold(g_table_mutex);

@@ -7,7 +7,6 @@
 #include <csignal>
 #include <cstring>
 #include <pthread.h>
-#include <ucontext.h>
 
 #include "platform/platform.h"
 #include "platform/range_list.h"
@@ -129,9 +128,7 @@ void on_sigsegv(int sig, siginfo_t *info, void *context) {
   int saved_errno = errno;
   uintptr_t addr = (uintptr_t)info->si_addr;
   if (g_callback && info->si_code > 0 && ours(addr)) {
-    auto *uc = (ucontext_t *)context;
-    bool is_write = (uc->uc_mcontext.gregs[REG_ERR] & 0x2) != 0;  // x86-64 page-fault error code
-    if (g_callback((void *)addr, is_write)) {
+    if (g_callback((void *)addr, fault_is_write(context))) {
       errno = saved_errno;
       return;
     }

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/types.h"
+#include "platform/arch.h"  // cpu_relax, stack_pointer_exact, fault_is_write
 
 namespace agora::platform {
 
@@ -61,7 +62,7 @@ bool vm_map_window(const GlobalRange &range, uintptr_t addr, size_t len, uint64_
 bool alt_signal_stack_install(size_t bytes, std::string *error);
 void alt_signal_stack_remove();
 // Runs fn(arg) on the stack whose top (highest address) is stack_top and
-// returns its result on the caller's stack (call_on_stack_x86_64.cpp).
+// returns its result on the caller's stack (call_on_stack_<arch>.cpp).
 extern "C" void *agora_platform_call_on_stack(void *(*fn)(void *), void *arg, void *stack_top);
 inline void *call_on_stack(void *(*fn)(void *), void *arg, void *stack_top) {
   return agora_platform_call_on_stack(fn, arg, stack_top);
@@ -186,6 +187,5 @@ double now_seconds();          // monotonic
 void sleep_us(uint32_t us);    // nanosleep
 void thread_yield();
 void thread_reduce_timer_slack();  // finer nanosleep wake-ups for the calling thread
-inline void cpu_relax() { __builtin_ia32_pause(); }
 
 }  // namespace agora::platform

@@ -38,6 +38,16 @@ int overcommit_policy() {
 bool vm_reserve(uintptr_t base, size_t size, GlobalRange *out, std::string *error) {
   // Name the limit a range cannot fit under before trying: the errors of
   // mmap and ftruncate (EEXIST, ENOMEM, SIGXFSZ) do not say which it is.
+  // Pages are kPageSize bytes throughout (the protocols' unit, the
+  // protection's granule): a kernel with larger pages (16K or 64K, some
+  // aarch64 kernels) cannot protect them one by one.
+  long system_page = sysconf(_SC_PAGESIZE);
+  if (system_page != (long)kPageSize) {
+    *error = "this kernel's pages are " + std::to_string(system_page) + " bytes; Agora is built for " +
+             std::to_string(kPageSize) + "-byte pages (kPageSize in src/platform/platform.h): run on "
+             "a kernel with 4K pages";
+    return false;
+  }
   VmRoom room;
   bool have_room = vm_room(base, &room);
   if (have_room) {

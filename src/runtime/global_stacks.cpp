@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "platform/arch.h"
 #include "runtime/runtime.h"
 
 namespace agora {
@@ -14,7 +15,7 @@ namespace {
 constexpr uint64_t kGuardBytes = 64 << 10;
 constexpr size_t kSignalStackBytes = 256 << 10;
 // Below the switch point, for the frames of the switch itself (the x86-64
-// red zone is 128 bytes).
+// red zone is 128 bytes; aarch64 Linux has none).
 constexpr uintptr_t kSwitchMargin = 1024;
 
 struct Body {
@@ -28,11 +29,7 @@ struct Body {
 };
 thread_local Body tl_body;
 
-inline uintptr_t current_sp() {
-  uintptr_t sp;
-  asm volatile("movq %%rsp, %0" : "=r"(sp));
-  return sp;
-}
+inline uintptr_t current_sp() { return platform::stack_pointer_exact(); }
 }  // namespace
 
 bool on_global_stack() {

@@ -15,7 +15,7 @@ mkdir -p "$work"
 cmake --install "$build" --prefix "$work/staged" > "$work/install.log" || fail "cmake --install (see $work/install.log)"
 mv "$work/staged" "$work/prefix"
 P=$work/prefix
-for f in lib/libagora.so lib/libagora.so.0 lib/libagora.so.0.9.0 include/agora/agora.h include/agora/parmacs.h \
+for f in lib/libagora.so lib/libagora.so.0 lib/libagora.so.0.9.0 include/agora/agora.h include/agora/agora.hpp include/agora/parmacs.h \
          bin/agorarun bin/agora-info bin/agoracc bin/agoracxx share/agora/c.m4.agora lib/cmake/Agora/AgoraConfig.cmake \
          lib/cmake/Agora/AgoraConfigVersion.cmake lib/cmake/Agora/AgoraTargets.cmake lib/pkgconfig/agora.pc \
          share/doc/agora/LICENSE share/doc/agora/README.md; do
@@ -37,6 +37,12 @@ run() {  # NAME PROGRAM ARGS...: 2 ranks, bounded
 "$P/bin/agoracc" -agora-spmd -O2 -o "$work/jacobi" "$source/examples/jacobi.c" -lm || fail "agoracc -agora-spmd jacobi.c"
 run jacobi "$work/jacobi" 128 20
 grep -q "residual" "$work/jacobi.out" || fail "jacobi printed no residual"
+
+# 1b. the C++ header, with agoracxx -agora-spmd
+"$P/bin/agoracxx" -agora-spmd -std=c++20 -O2 -Wall -Wextra -Werror -o "$work/cxx_api" "$source/tests/mpi/cxx_api.cpp" \
+  || fail "agoracxx -agora-spmd -std=c++20 cxx_api.cpp (include/agora/agora.hpp)"
+run cxx_api "$work/cxx_api"
+grep -q "cxx_api: every check passed on 2 ranks" "$work/cxx_api.out" || fail "the agora.hpp program"
 
 # 2. find_package(Agora)
 cmake -S "$source/tests/install/consumer" -B "$work/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$P" > "$work/consumer.log" 2>&1 \

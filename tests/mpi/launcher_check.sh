@@ -5,11 +5,14 @@
 # launcher_check.sh AGORARUN usage 'PATTERN' ARGS...
 #   `agorarun --dry-run ARGS` must be a usage error: exit status 2, a message
 #   matching the extended regular expression PATTERN, no shell error.
-# Runs with no AGORA_* variable in the environment, so the output is exact.
+# Runs with no AGORA_* variable in the environment, so the output is exact,
+# and outside any Slurm allocation, so the launcher is Open MPI's mpirun
+# (the other launchers: launchers_check.sh).
 set -u
 agorarun=$1 mode=$2 expected=$3
 shift 3
 for v in $(compgen -e | grep '^AGORA_'); do unset "$v"; done
+unset SLURM_JOB_ID
 out=$(timeout 10 "$agorarun" --dry-run "$@" 2>&1)
 status=$?
 echo "agorarun --dry-run $*"

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# launchers_check.sh AGORARUN
+#   agorarun's choice of launcher (Open MPI's mpirun, MPICH's Hydra mpiexec,
+#   Slurm's srun) and the command it builds for each, with fake launchers on
+#   PATH: small scripts named mpirun, mpiexec and srun that print their
+#   arguments and the AGORA_* part of their environment. Checks both
+#   --dry-run's command and what a real run hands the launcher.
+set -u
+agorarun=$1
+for v in $(compgen -e | grep '^AGORA_'); do unset "$v"; done
+unset SLURM_JOB_ID MPIEXEC_TIMEOUT
+fake=$(mktemp -d)
+trap 'rm -rf "$fake"' EXIT
+failures=0
+# Absolute paths: some cases take the system directories off PATH.
+timeout_bin=$(command -v timeout) bash_bin=$(command -v bash)
+
+# fake NAME VERSION_TEXT: a launcher that answers --version with VERSION_TEXT
+# and otherwise prints "NAME", one "arg: X" per argument, then "env: V=X" for
+# each AGORA_* and MPIEXEC_TIMEOUT variable it received, and
+# "env: OMPI_ALLOW_RUN_AS_ROOT" if that is set.
+make_fake() {
+  cat >"$fake/$1" <<FAKE
+#!/usr/bin/env bash
+if [ "\${1:-}" = --version ]; then printf '%s\n' "$2"; exit 0; fi
+echo "$1"
+for a in "\$@"; do echo "arg: \$a"; done
+for v in \$(compgen -e | grep -E '^(AGORA_|MPIEXEC_TIMEOUT)' | LC_ALL=C sort); do echo "env: \$v=\${!v}"; done
+[ -n "\${OMPI_ALLOW_RUN_AS_ROOT:-}" ] && echo "env: OMPI_ALLOW_RUN_AS_ROOT"
+exit 0
+FAKE
+  chmod +x "$fake/$1"
+}
+hydra_version="HYDRA build details:
+    Version:                                 4.0.2"
+openmpi_version="mpiexec (OpenRTE) 4.1.4"
+
+# dry CASE 'ENV ASSIGNMENTS' 'EXPECTED' ARGS...: `env ASSIGNMENTS agorarun
+# --dry-run ARGS` prints EXPECTED (word by word).
+dry() {
+  local name=$1 assignments=$2 expected=$3; shift 3
+  local out status
+  # shellcheck disable=SC2086
+  out=$(env PATH="$fake:$PATH" $assignments "$timeout_bin" 10 "$bash_bin" "$agorarun" --dry-run "$@" 2>&1)
+  status=$?
+  local got want ok=1
+  eval "got=($out)" 2>/dev/null && eval "want=($expected)" || ok=0
+  if [ $ok = 1 ] && [ $status = 0 ] && [ "${got[*]}" = "${want[*]}" ] && [ ${#got[@]} = ${#want[@]} ]; then
+    echo "ok: $name: $out"
+  else
+    echo "FAIL: $name (status $status)"; echo "  got:      $out"; echo "  expected: $expected"
+    failures=$((failures + 1))
+  fi
+}
+
+# run CASE 'ENV ASSIGNMENTS' 'EXPECTED LINES' ARGS...: a real run (of the
+# fake launcher) prints exactly EXPECTED LINES.
+run() {
+  local name=$1 assignments=$2 expected=$3; shift 3
+  local out status
+  # shellcheck disable=SC2086
+  out=$(env PATH="$fake:$PATH" $assignments "$timeout_bin" 10 "$bash_bin" "$agorarun" "$@" 2>&1)
+  status=$?
+  if [ $status = 0 ] && [ "$out" = "$expected" ]; then
+    echo "ok: $name"
+  else
+    echo "FAIL: $name (status $status)"; echo "--- got:"; echo "$out"; echo "--- expected:"; echo "$expected"
+    failures=$((failures + 1))
+  fi
+}
+
+# fails CASE 'ENV ASSIGNMENTS' STATUS 'PATTERN' ARGS...
+fails() {
+  local name=$1 assignments=$2 want_status=$3 pattern=$4; shift 4
+  local out status
+  # shellcheck disable=SC2086
+  out=$(env PATH="$fake:$PATH" $assignments "$timeout_bin" 10 "$bash_bin" "$agorarun" --dry-run "$@" 2>&1)
+  status=$?
+  if [ $status = "$want_status" ] && echo "$out" | grep -Eq -e "$pattern"; then
+    echo "ok: $name: $out"
+  else
+    echo "FAIL: $name: status $status (expected $want_status), output: $out (expected /$pattern/)"
+    failures=$((failures + 1))
+  fi
+}
+
+make_fake mpirun "mpirun (Open MPI) 4.1.4"
+make_fake srun "slurm 22.05.8"
+
+# ---- Slurm: SLURM_JOB_ID and srun on PATH ------------------------------------
+make_fake mpiexec "$openmpi_version"
+dry srun_detected "SLURM_JOB_ID=7 AGORA_PROTOCOL=hlrc" \
+  "AGORA_PROTOCOL=hlrc srun -n 2 --cpu-bind=none --export=ALL prog a" -n 2 prog a
+dry srun_flags_become_variables "SLURM_JOB_ID=7" \
+  "AGORA_FROM_FLAGS=AGORA_STATS:AGORA_MEMORY AGORA_MEMORY=1G AGORA_STATS=1 srun -n 4 --cpu-bind=none --export=ALL prog" -n 4 --stats --memory 1G prog
+dry srun_user_binds "SLURM_JOB_ID=7" \
+  "srun -n 2 --cpu-bind=cores --export=ALL prog" -n 2 --cpu-bind=cores prog
+dry srun_user_exports "SLURM_JOB_ID=7" \
+  "srun -n 2 --export=ALL,FOO=1 --cpu-bind=none prog" -n 2 --export=ALL,FOO=1 prog
+dry srun_no_oversubscribe "SLURM_JOB_ID=7" \
+  "srun -n 1000 --cpu-bind=none --export=ALL prog" -n 1000 prog
+dry srun_timeout "SLURM_JOB_ID=7" \
+  "srun -n 2 --time=1:30 --cpu-bind=none --export=ALL prog" -n 2 --timeout 90 prog
+run srun_environment "SLURM_JOB_ID=7 AGORA_PROTOCOL=hlrc AGORA_HANG_WARN=5" "srun
+arg: -n
+arg: 2
+arg: --cpu-bind=none
+arg: --export=ALL
+arg: prog
+arg: x y
+env: AGORA_FROM_FLAGS=AGORA_STATS
+env: AGORA_HANG_WARN=5
+env: AGORA_PROTOCOL=hlrc
+env: AGORA_STATS=1" -n 2 --stats prog "x y"
+
+# ---- MPICH: mpiexec --version says HYDRA -------------------------------------
+make_fake mpiexec "$hydra_version"
+dry hydra_detected "AGORA_PROTOCOL=hlrc AGORA_STATS=1" \
+  "AGORA_PROTOCOL=hlrc AGORA_STATS=1 mpiexec -n 2 -genvlist AGORA_PROTOCOL,AGORA_STATS -bind-to none prog a" -n 2 prog a
+dry hydra_nothing_to_forward "" "mpiexec -n 1000 -bind-to none prog" -n 1000 prog
+dry hydra_user_binds "" "AGORA_FROM_FLAGS=AGORA_WAIT AGORA_WAIT=spin mpiexec -n 2 -bind-to core -genvlist AGORA_FROM_FLAGS\\,AGORA_WAIT prog" -n 2 --wait spin -bind-to core prog
+dry hydra_timeout "" "MPIEXEC_TIMEOUT=30 mpiexec -n 2 -bind-to none prog" -n 2 --timeout 30 prog
+run hydra_environment "AGORA_PROTOCOL=sc" "mpiexec
+arg: -n
+arg: 3
+arg: -genvlist
+arg: AGORA_PROTOCOL
+arg: -bind-to
+arg: none
+arg: prog
+env: AGORA_PROTOCOL=sc
+env: MPIEXEC_TIMEOUT=20" -n 3 --timeout 20 prog
+
+# ---- Open MPI: the default, and what AGORA_LAUNCHER=mpirun forces -----------
+make_fake mpiexec "$openmpi_version"
+dry openmpi_default "AGORA_PROTOCOL=sc" "AGORA_PROTOCOL=sc mpirun -n 1 --bind-to none -x AGORA_PROTOCOL prog" -n 1 prog
+dry forced_mpirun_in_slurm "SLURM_JOB_ID=7 AGORA_LAUNCHER=mpirun" \
+  "AGORA_LAUNCHER=mpirun mpirun -n 1 --bind-to none -x AGORA_LAUNCHER prog" -n 1 prog
+root_line=""
+[ "$(id -u)" = 0 ] && root_line=$'\nenv: OMPI_ALLOW_RUN_AS_ROOT'
+run openmpi_environment "AGORA_DEBUG=1" "mpirun
+arg: -n
+arg: 1
+arg: --bind-to
+arg: none
+arg: -x
+arg: AGORA_DEBUG
+arg: prog
+env: AGORA_DEBUG=1$root_line" -n 1 prog
+
+# ---- forced, and refused ------------------------------------------------------
+dry forced_srun_outside_slurm "AGORA_LAUNCHER=srun" \
+  "AGORA_LAUNCHER=srun srun -n 2 --cpu-bind=none --export=ALL prog" -n 2 prog
+dry forced_mpiexec "AGORA_LAUNCHER=mpiexec" \
+  "AGORA_LAUNCHER=mpiexec mpiexec -n 2 -genvlist AGORA_LAUNCHER -bind-to none prog" -n 2 prog
+fails unknown_launcher "AGORA_LAUNCHER=aprun" 2 "AGORA_LAUNCHER=aprun is not a launcher .allowed: srun, mpirun" -n 2 prog
+rm "$fake/srun"
+fails forced_launcher_missing "AGORA_LAUNCHER=srun PATH=$fake:/nonexistent" 127 "AGORA_LAUNCHER=srun but srun is not on PATH" -n 2 prog
+# In an allocation without srun on PATH: the MPI launcher, as before.
+dry slurm_without_srun "SLURM_JOB_ID=7" "mpirun -n 1 --bind-to none prog" -n 1 prog
+
+if [ $failures -gt 0 ]; then echo "$failures case(s) failed"; exit 1; fi
+echo PASS
