@@ -20,6 +20,7 @@ __attribute__((init_priority(101))) const std::vector<std::string> kKnownVariabl
     "AGORA_SERVICE_SLEEP_US", "AGORA_DEBUG", "AGORA_THREADS_PER_RANK", "AGORA_INTERVALS",
     "AGORA_WAIT", "AGORA_DOORBELL_SIGNAL", "AGORA_HANG_TIMEOUT", "AGORA_HANG_WARN",
     "AGORA_STACK", "AGORA_HEAP",
+    "AGORA_TRACE", "AGORA_TRACE_EVENTS", "AGORA_PROFILE",
     // the compiler wrappers agoracc / agoracxx (tools/agoracc.in): set in a
     // shell that also runs agorarun, they must not draw a warning
     "AGORA_CC", "AGORA_CXX", "AGORA_CC_MODE",
@@ -241,6 +242,16 @@ bool config_from_env(Config *out, std::string *error,
                "e.g. 40), or leave it unset for the first free one from SIGRTMIN+5";
       return false;
     }
+  }
+  if (const char *v = env("AGORA_TRACE")) c.trace_dir = v;
+  if (const char *v = env("AGORA_TRACE_EVENTS")) {
+    // 64 bytes an event: 2^26 events is 4 GiB of buffer per rank.
+    uint32_t events = 0;
+    if (!parse_count("AGORA_TRACE_EVENTS", v, 1, 1l << 26, "events", &events, error)) return false;
+    c.trace_events = events;
+  }
+  if (const char *v = env("AGORA_PROFILE")) {
+    if (!parse_bool("AGORA_PROFILE", v, &c.profile, error)) return false;
   }
   if (const char *v = env("AGORA_DEBUG")) {
     if (!parse_bool("AGORA_DEBUG", v, &c.debug, error)) return false;

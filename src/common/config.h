@@ -47,6 +47,10 @@ struct Config {
   // (kHeapPlacedMin and up): on the calling rank (local), or spread like
   // agora_malloc_placed's block or cyclic placement.
   HeapPlacement heap = HeapPlacement::Local;
+  // Observability (docs/observability.md).
+  std::string trace_dir;                // AGORA_TRACE: write agora-trace.<rank>.json here
+  uint64_t trace_events = 1u << 20;     // AGORA_TRACE_EVENTS: trace buffer capacity per rank
+  bool profile = false;                 // AGORA_PROFILE: write agora-profile.<rank>.json
 };
 
 // Fills *out from the environment. On a bad value returns false and sets

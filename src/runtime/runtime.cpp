@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "common/log.h"
+#include "observe/observe.h"
 #include "runtime/oversubscription.h"
 #include "runtime/program_request.h"
 #include "runtime/store_trace.h"
@@ -158,6 +159,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   if (!platform::vm_exclude_from_fork(range_, error)) return false;
   if (!platform::fork_child_hook_install(on_fork_child, error)) return false;
   space_.emplace(kBase, bytes, page, nranks());
+  if (!observe_start(config_, rank(), nranks(), kBase, page, bytes / page, error)) return false;
   arena_.emplace(space_->arena_first_page(rank()) * page, space_->arena_pages() * page, page);
   if (rank() == 0) placed_.emplace(space_->placed_first_page(), space_->placed_capacity_pages());
   EngineOptions engine_options;
@@ -235,6 +237,7 @@ int Runtime::stop() {
   service_.join();
   report_doorbells();
   report_stats();
+  observe_stop();  // writes the trace and profile files
   MPI_Barrier(transport_.world());
   platform::global_io_disable();
   platform::fault_handler_uninstall();
@@ -273,6 +276,7 @@ void Runtime::report_stats() {
 
 void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
   header.src = rank();
+  ObservedMessage observed(true, dst, header, payload);
   stats_.messages_sent++;  // the hang watch's count too (watch messages go by send_control)
   stats_.bytes_sent += transport_.send(dst, header, payload);
   // AGORA_WAIT=block: dst's waiting threads sleep rather than poll, so every
@@ -298,6 +302,7 @@ void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
 
 void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
   header.src = rank();
+  ObservedMessage observed(true, dst, header, payload);
   transport_.send(dst, header, payload);
 }
 
@@ -361,6 +366,7 @@ int Runtime::poll_locked(int budget) {
 }
 
 void Runtime::dispatch(const MsgHeader &m, Payload p) {
+  ObservedMessage observed(false, m.src, m, p);
   if (m.channel != Channel::Watch) messages_in_++;
   switch (m.channel) {
     case Channel::Protocol: engine_->on_message(m, p); break;
@@ -431,6 +437,7 @@ void Runtime::service_loop() {
   platform::thread_reduce_timer_slack();
   platform::doorbell_block();
   service_tid_.store(platform::thread_id());
+  observe_name_thread("agora service");
   uint32_t nap_us = 1;
   while (running_.load(std::memory_order_relaxed)) {
     hang_tick();
@@ -461,6 +468,7 @@ void Runtime::service_loop() {
       lock_.unlock();
     }
     if (got) {
+      observe_service_served(got);
       nap_us = 1;  // busy: come straight back
       continue;
     }
@@ -471,12 +479,12 @@ void Runtime::service_loop() {
     if (every_rank_rung_) {
       // Every message to this rank rings: sleep until one does (a ring
       // during the poll above stays pending and ends the wait at once).
-      platform::doorbell_wait(config_.service_sleep_us);
+      observe_service_nap(config_.service_sleep_us, platform::doorbell_wait(config_.service_sleep_us));
       continue;
     }
     // Idle: nap, longer each time, so a computing thread on this core loses
     // little; the first naps after activity are short, for bursts.
-    if (platform::doorbell_wait(nap_us)) nap_us = 1;  // rung: a request is on its way
+    if (observe_service_nap(nap_us, platform::doorbell_wait(nap_us))) nap_us = 1;  // rung: a request is on its way
     else nap_us = std::min(nap_us * 2, config_.service_sleep_us);
   }
 }
@@ -603,6 +611,7 @@ bool Runtime::handle_fault(void *addr, bool is_write) {
   if (!space_->maybe_allocated((uintptr_t)addr)) return false;  // not ours: crash as usual
   if (program_mode_ && stack_guard_fault(addr)) return false;
   PageId page = space_->page_of((uintptr_t)addr);
+  ObservedFault observed(page, space_->home_of(page), addr, is_write);
   Waiter w;
   WaitNote note{WaitKind::Fault, (uint64_t)(uintptr_t)addr, (uint64_t)space_->home_of(page)};
   noted_wait(note, w, [&] {
@@ -663,7 +672,7 @@ void *Runtime::alloc_collective(uint64_t bytes, Placement placement, Rank on_ran
     }
     return nullptr;
   }
-  return (void *)space_->addr_of(first);
+  return observe_allocation(AllocKind::Collective, (void *)space_->addr_of(first), bytes, placement, on_rank);
 }
 
 void *Runtime::malloc_local(uint64_t bytes) {
@@ -683,7 +692,7 @@ void *Runtime::malloc_local(uint64_t bytes) {
                 (unsigned long long)heap);
     return nullptr;
   }
-  return (void *)(space_->base() + off);
+  return observe_allocation(AllocKind::Local, (void *)(space_->base() + off), bytes);
 }
 
 int Runtime::free_local(uint64_t offset) {
@@ -815,6 +824,7 @@ int Runtime::timed_sync(WaitNote &note, const std::function<int(Waiter *)> &star
 }
 
 int Runtime::lock(uint64_t id) {
+  ObservedSpan observed(TraceKind::LockWait, id);
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w); });
   if (status == 0 && store_trace_active()) store_trace_span_enter();
@@ -826,6 +836,7 @@ int Runtime::lock(uint64_t id) {
 }
 
 int Runtime::trylock(uint64_t id) {
+  ObservedSpan observed(TraceKind::LockWait, id);
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w, true); });
   if (status == 0 && store_trace_active()) store_trace_span_enter();
@@ -875,6 +886,7 @@ static int collective_misuse(const char *fn, uint64_t agora_thread) {
 
 int Runtime::barrier(bool patient, CollectiveKind kind) {
   if (tl_thread_id != 0) return collective_misuse(collective_name(kind), tl_thread_id);
+  ObservedSpan observed(TraceKind::Barrier, 0, 0, (uint64_t)(uintptr_t)collective_name(kind));
   WaitNote note{WaitKind::Collective, 0, 0};
   int status = timed_sync(note, [&](Waiter *w) {
     if (barrier_->waiting()) return -9;
@@ -899,6 +911,7 @@ int Runtime::reduce(void *buf, size_t count, ReduceType type, ReduceOp op, Colle
   // under the lock could fault.
   std::vector<std::byte> local(count * 8);
   std::memcpy(local.data(), buf, count * 8);
+  ObservedSpan observed(TraceKind::Reduce, 0, 0, (uint64_t)(uintptr_t)fn);
   WaitNote note{WaitKind::Collective, 0, 1};
   int status = timed_sync(note, [&](Waiter *w) {
     if (reduce_->waiting()) return -9;
@@ -988,6 +1001,7 @@ void Runtime::run_thread(uint64_t id, void *(*fn)(void *), void *arg) {
   platform::fault_signal_unblock();
   tl_thread_rank = rank();
   tl_thread_id = id;
+  observe_name_thread("agora thread " + std::to_string(id));
   bool exited = false;
   void *ret = run_body(fn, arg, "agora thread " + std::to_string(id) + " on rank " + std::to_string(rank()),
                        &exited);
