@@ -66,13 +66,13 @@ def check_trace(d, nranks):
         need("barrier", lambda e: e["name"] == "barrier" and e["args"]["call"] == "agora_barrier")
         need("reduce", lambda e: e["name"] == "reduce" and e["args"]["call"] == "agora_reduce")
         need("alloc", lambda e: e["name"] == "alloc" and e["args"]["call"] == "agora_malloc")
-        for kind, table in (("send", sends), ("receive", receives)):
-            msgs = need(f"{kind} of a page (protocol, > 4 KiB)",
-                        lambda e: e["name"] == f"{kind} protocol" and e["args"]["bytes"] > 4096)
+        for kind in ("send", "receive"):
+            need(f"{kind} of a page (protocol, > 4 KiB) to or from the other rank",
+                 lambda e: e["name"] == f"{kind} protocol" and e["args"]["bytes"] > 4096 and e["args"]["peer"] != r)
             msgs = [e for e in xs if e["name"].startswith(kind + " ")]
             for e in msgs:
                 a = e["args"]
-                if a["peer"] not in range(nranks) or a["peer"] == r or a["bytes"] < 32:
+                if a["peer"] not in range(nranks) or a["bytes"] < 32:
                     fail(f"rank {r}: message without peer/size: {e}")
         for e in ev:
             if e["ph"] in ("s", "f"):
