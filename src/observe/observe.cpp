@@ -97,8 +97,11 @@ void observe_stop() {
   delete o;
 }
 
-void observe_name_thread(const std::string &name) {
-  if (const Observers *on = observers(); on && on->trace) on->trace->name_thread(observe_thread_id(), name);
+void observe_name_thread_slow(const char *name, int64_t number) {
+  const Observers *on = observers();
+  if (!on || !on->trace) return;
+  on->trace->name_thread(observe_thread_id(), number < 0 ? std::string(name)
+                                                          : std::string(name) + " " + std::to_string(number));
 }
 
 void ObservedSpan::begin(TraceKind kind, uint64_t a, uint64_t b, uint64_t c, bool flag) {
@@ -171,6 +174,11 @@ void observe_service_served_slow(int messages) {
   e.flag = tl_rung;
   tl_napped = false;
   on->trace->record(e);
+}
+
+void observe_access_slow(uint64_t page, Access access) {
+  const Observers *on = observers();
+  if (on && on->profile) on->profile->access_changed(page, access == Access::Write);
 }
 
 void observe_allocation_slow(AllocKind kind, void *ptr, uint64_t bytes, int placement, int on_rank) {

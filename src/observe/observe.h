@@ -36,8 +36,9 @@ bool observe_start(const Config &config, int rank, int nranks, uintptr_t base, u
 // DIR/agora-trace.<rank>.json and agora-profile.<rank>.json, says if events
 // were dropped, and frees the buffers.
 void observe_stop();
-// The calling thread's track name in the trace.
-void observe_name_thread(const std::string &name);
+// The calling thread's track name in the trace: name, or "name number"
+// when number >= 0 (built only when tracing: nothing allocated when off).
+inline void observe_name_thread(const char *name, int64_t number = -1);
 
 uint64_t observe_now_ns();
 int observe_thread_id();  // cached per thread
@@ -96,12 +97,22 @@ class ObservedMessage {
 void observe_service_nap_slow(uint32_t nap_us, bool rung);
 void observe_service_served_slow(int messages);
 void observe_allocation_slow(AllocKind kind, void *ptr, uint64_t bytes, int placement, int on_rank);
+void observe_name_thread_slow(const char *name, int64_t number);
+inline void observe_name_thread(const char *name, int64_t number) {
+  if (observers()) observe_name_thread_slow(name, number);
+}
 inline bool observe_service_nap(uint32_t nap_us, bool rung) {
   if (observers()) observe_service_nap_slow(nap_us, rung);
   return rung;
 }
 inline void observe_service_served(int messages) {
   if (observers()) observe_service_served_slow(messages);
+}
+
+// The protocol changed this rank's access to a page (EngineHost::set_access).
+void observe_access_slow(uint64_t page, Access access);
+inline void observe_access(uint64_t page, Access access) {
+  if (observers()) observe_access_slow(page, access);
 }
 
 // Returns ptr: wraps an allocation's return value (null: nothing recorded).

@@ -27,16 +27,34 @@ void PageProfile::fault(uint64_t page, int home, bool is_write, uint64_t offset)
     return;
   }
   r.write_faults++;
-  if (!r.write_epochs.empty() && r.write_epochs.back().second + 1 >= epoch_) {
-    r.write_epochs.back().second = epoch_;  // this epoch, or the one after the last range
-  } else {
-    r.write_epochs.emplace_back(epoch_, epoch_);
-  }
+  note_write_epoch(r);
+  r.writable = true;  // until the protocol takes write access away
   uint32_t word = (uint32_t)(offset % page_size_) & ~7u;
   auto at = std::lower_bound(r.write_offsets.begin(), r.write_offsets.end(), word);
   if (at != r.write_offsets.end() && *at == word) return;
   if (r.write_offsets.size() >= kMaxOffsets) r.offsets_truncated = true;
   else r.write_offsets.insert(at, word);
+}
+
+void PageProfile::note_write_epoch(PageRecord &r) {
+  if (!r.write_epochs.empty() && r.write_epochs.back().second + 1 >= epoch_)
+    r.write_epochs.back().second = std::max(r.write_epochs.back().second, epoch_);  // extends the last range
+  else
+    r.write_epochs.emplace_back(epoch_, epoch_);
+}
+
+void PageProfile::access_changed(uint64_t page, bool writable) {
+  std::lock_guard<std::mutex> g(mutex_);
+  auto it = pages_.find(page);
+  if (it == pages_.end()) {
+    if (!writable) return;  // never written here: nothing to close
+    it = pages_.emplace(page, PageRecord{}).first;
+  }
+  PageRecord &r = it->second;
+  if (writable && !r.writable) note_write_epoch(r);
+  if (!writable && r.writable)  // held writable from the last range's start up to this epoch
+    r.write_epochs.back().second = std::max(r.write_epochs.back().second, epoch_);
+  r.writable = writable;
 }
 
 void PageProfile::page_received(uint64_t page, uint64_t bytes) {
@@ -55,6 +73,8 @@ void PageProfile::page_sent(uint64_t page, uint64_t bytes) {
 
 void PageProfile::next_epoch() {
   std::lock_guard<std::mutex> g(mutex_);
+  // Pages still writable here may be written in the next epoch too: the
+  // period is extended when it closes (access_changed) or at the end.
   epoch_++;
 }
 
@@ -72,7 +92,15 @@ void PageProfile::allocation(AllocKind kind, uintptr_t addr, uint64_t bytes, int
 std::vector<std::pair<uint32_t, uint32_t>> PageProfile::write_epochs(uint64_t page) const {
   std::lock_guard<std::mutex> g(mutex_);
   auto it = pages_.find(page);
-  return it == pages_.end() ? std::vector<std::pair<uint32_t, uint32_t>>{} : it->second.write_epochs;
+  if (it == pages_.end()) return {};
+  return closed_epochs(it->second);
+}
+
+// The write epochs with a period still open extended to the current epoch.
+std::vector<std::pair<uint32_t, uint32_t>> PageProfile::closed_epochs(const PageRecord &r) const {
+  std::vector<std::pair<uint32_t, uint32_t>> epochs = r.write_epochs;
+  if (r.writable && !epochs.empty()) epochs.back().second = std::max(epochs.back().second, epoch_);
+  return epochs;
 }
 
 std::vector<uint32_t> PageProfile::write_offsets(uint64_t page) const {
@@ -117,8 +145,9 @@ void PageProfile::write_json(std::ostream &out) const {
         << ",\"read_faults\":" << r.read_faults << ",\"write_faults\":" << r.write_faults
         << ",\"pages_in\":" << r.pages_in << ",\"bytes_in\":" << r.bytes_in << ",\"pages_out\":" << r.pages_out
         << ",\"bytes_out\":" << r.bytes_out << ",\"write_epochs\":[";
-    for (size_t i = 0; i < r.write_epochs.size(); ++i)
-      out << (i ? "," : "") << "[" << r.write_epochs[i].first << "," << r.write_epochs[i].second << "]";
+    std::vector<std::pair<uint32_t, uint32_t>> epochs = closed_epochs(r);
+    for (size_t i = 0; i < epochs.size(); ++i)
+      out << (i ? "," : "") << "[" << epochs[i].first << "," << epochs[i].second << "]";
     out << "],\"write_offsets\":[";
     for (size_t i = 0; i < r.write_offsets.size(); ++i) out << (i ? "," : "") << r.write_offsets[i];
     out << "],\"write_offsets_truncated\":" << (r.offsets_truncated ? "true" : "false") << "}";

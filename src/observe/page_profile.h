@@ -31,6 +31,12 @@ class PageProfile {
   // Whole pages moved by a message (received here, or sent from here).
   void page_received(uint64_t page, uint64_t bytes);
   void page_sent(uint64_t page, uint64_t bytes);
+  // The protocol gave (writable) or took away write access to the page here.
+  // A rank may write a page in every epoch it holds write access, not only
+  // in those where it took a write fault (under sc a page kept writable
+  // across a barrier takes no fault in the next epoch): the epochs of a
+  // write-access period all count as epochs this rank wrote the page.
+  void access_changed(uint64_t page, bool writable);
   // A barrier ended: later writes belong to the next epoch. Every rank
   // passes the same barriers, so epoch numbers agree across ranks.
   void next_epoch();
@@ -50,12 +56,15 @@ class PageProfile {
     uint64_t bytes_in = 0, pages_in = 0, bytes_out = 0, pages_out = 0;
     // Run-length: a page written in every epoch costs one range.
     std::vector<std::pair<uint32_t, uint32_t>> write_epochs;
+    bool writable = false;  // in a write-access period (opened at write_epochs.back().first or later)
     // Distinct 8-byte words where this rank's write faults hit, sorted; at
     // most kMaxOffsets (then offsets_truncated).
     std::vector<uint32_t> write_offsets;
     bool offsets_truncated = false;
   };
   static constexpr size_t kMaxOffsets = 64;
+  void note_write_epoch(PageRecord &r);  // mutex_ held
+  std::vector<std::pair<uint32_t, uint32_t>> closed_epochs(const PageRecord &r) const;  // mutex_ held
   struct Allocation {
     uint64_t number;  // per kind, in call order on this rank (collective: the same on every rank)
     AllocKind kind;

@@ -341,6 +341,7 @@ void Runtime::report_doorbells() {
 }
 
 void Runtime::set_access(PageId page, Access access) {
+  observe_access(page, access);
   if (!platform::vm_protect((void *)space_->addr_of(page), page_size(), access))
     fatal("mprotect of page %p to %s failed: %s (too many distinct mappings? raise "
           "vm.max_map_count)",
@@ -1001,7 +1002,7 @@ void Runtime::run_thread(uint64_t id, void *(*fn)(void *), void *arg) {
   platform::fault_signal_unblock();
   tl_thread_rank = rank();
   tl_thread_id = id;
-  observe_name_thread("agora thread " + std::to_string(id));
+  observe_name_thread("agora thread", (int64_t)id);
   bool exited = false;
   void *ret = run_body(fn, arg, "agora thread " + std::to_string(id) + " on rank " + std::to_string(rank()),
                        &exited);

@@ -26,6 +26,24 @@ TEST(PageProfile, WriteEpochsAreRunLengthRanges) {
   EXPECT_TRUE(profile.write_epochs(8).empty());
 }
 
+TEST(PageProfile, WriteAccessHeldAcrossBarriersCountsEveryEpoch) {
+  PageProfile profile(0, 2, 0x200000000000, 4096);
+  profile.fault(3, 0, true, 0);   // epoch 0: a write fault; the protocol grants write access
+  profile.access_changed(3, true);
+  profile.next_epoch();
+  profile.next_epoch();           // epochs 1, 2: written without a fault (still writable)
+  EXPECT_EQ(profile.write_epochs(3), (Ranges{{0, 2}}));  // an open period reaches the current epoch
+  profile.access_changed(3, false);  // taken away in epoch 2
+  profile.next_epoch();
+  profile.next_epoch();
+  EXPECT_EQ(profile.write_epochs(3), (Ranges{{0, 2}}));
+  profile.access_changed(3, true);   // granted again in epoch 4 (e.g. a home's page)
+  profile.access_changed(3, false);
+  EXPECT_EQ(profile.write_epochs(3), (Ranges{{0, 2}, {4, 4}}));
+  profile.access_changed(9, false);  // never writable here: nothing recorded
+  EXPECT_TRUE(profile.write_epochs(9).empty());
+}
+
 TEST(PageProfile, WordsAreBoundedAndAligned) {
   PageProfile profile(0, 1, 0x200000000000, 4096);
   for (uint64_t off = 0; off < 4096; off += 4) profile.fault(1, 0, true, off);
@@ -43,7 +61,7 @@ TEST(PageProfile, WritesPagesAndAllocations) {
   profile.allocation(AllocKind::Collective, 0x200000000000, 16384, 0, 0);
   profile.allocation(AllocKind::Local, 0x200080000000, 8, 0, 0);
   profile.allocation(AllocKind::Collective, 0x200000004000, 4096, 2, 1);
-  profile.fault(2, 0, true, 0x10);
+  profile.fault(2, 0, true, 0x10);  // still writable after the barrier below: epochs 0 and 1
   profile.page_received(2, 4096);
   profile.page_sent(3, 4104);
   profile.next_epoch();
@@ -60,7 +78,7 @@ TEST(PageProfile, WritesPagesAndAllocations) {
                       "\"bytes\":4096,\"placement\":\"rank\",\"on_rank\":1}"),
             std::string::npos);
   EXPECT_NE(json.find("{\"page\":2,\"addr\":\"0x200000002000\",\"home\":0,\"read_faults\":0,\"write_faults\":1,"
-                      "\"pages_in\":1,\"bytes_in\":4096,\"pages_out\":0,\"bytes_out\":0,\"write_epochs\":[[0,0]],"
+                      "\"pages_in\":1,\"bytes_in\":4096,\"pages_out\":0,\"bytes_out\":0,\"write_epochs\":[[0,1]],"
                       "\"write_offsets\":[16],\"write_offsets_truncated\":false}"),
             std::string::npos);
   EXPECT_NE(json.find("\"page\":3,\"addr\":\"0x200000003000\",\"home\":-1"), std::string::npos);
