@@ -54,10 +54,10 @@ struct Config {
   // (kHeapPlacedMin and up): on the calling rank (local), or spread like
   // agora_malloc_placed's block or cyclic placement.
   HeapPlacement heap = HeapPlacement::Local;
-  // AGORA_TRACE and AGORA_PROFILE: parsed, not yet used (the tracing and the
-  // per-page profile come separately).
-  std::string trace_dir;                // AGORA_TRACE: trace-event JSON per rank into this directory
-  bool profile = false;                 // AGORA_PROFILE: per-page profile
+  // Observability (docs/observability.md).
+  std::string trace_dir;                // AGORA_TRACE: write agora-trace.<rank>.json here
+  uint64_t trace_events = 1u << 20;     // AGORA_TRACE_EVENTS: trace buffer capacity per rank
+  bool profile = false;                 // AGORA_PROFILE: write agora-profile.<rank>.json
 };
 
 // Fills *out from the environment (each runtime row of options.def). On a bad

@@ -184,6 +184,7 @@ void *code_ref_to_address(const std::string &module, uint64_t offset, std::strin
 bool file_writable(const std::string &path, std::string *reason);
 
 double now_seconds();          // monotonic
+std::string host_name();       // gethostname (host_name_linux.cpp); "unknown" if it fails
 void sleep_us(uint32_t us);    // nanosleep
 void thread_yield();
 void thread_reduce_timer_slack();  // finer nanosleep wake-ups for the calling thread

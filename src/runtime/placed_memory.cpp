@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "common/status.h"
+#include "observe/observe.h"
 #include "runtime/runtime.h"
 
 namespace agora {
@@ -69,7 +70,7 @@ void *Runtime::malloc_placed(uint64_t bytes, Placement placement, Rank on_rank) 
               (unsigned long long)(capacity * page));
     return nullptr;
   }
-  return (void *)space_->addr_of(req.first);
+  return observe_allocation(AllocKind::Placed, (void *)space_->addr_of(req.first), bytes, placement, on_rank);
 }
 
 int Runtime::free_placed(uintptr_t addr) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "observe/observe.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_internal.h"
 
@@ -27,6 +28,7 @@ static int collective_misuse(const char *fn, uint64_t agora_thread) {
 
 int Runtime::barrier(bool patient, CollectiveKind kind) {
   if (tl_thread_id != 0) return collective_misuse(collective_name(kind), tl_thread_id);
+  ObservedSpan observed(TraceKind::Barrier, 0, 0, (uint64_t)(uintptr_t)collective_name(kind));
   WaitNote note{WaitKind::Collective, 0, 0};
   int status = timed_sync(note, [&](Waiter *w) -> int {
     if (barrier_->waiting()) return AGORA_ERR_MISUSE;
@@ -51,6 +53,7 @@ int Runtime::reduce(void *buf, size_t count, ReduceType type, ReduceOp op, Colle
   // under the lock could fault.
   std::vector<std::byte> local(count * 8);
   std::memcpy(local.data(), buf, count * 8);
+  ObservedSpan observed(TraceKind::Reduce, 0, 0, (uint64_t)(uintptr_t)fn);
   WaitNote note{WaitKind::Collective, 0, 1};
   int status = timed_sync(note, [&](Waiter *w) -> int {
     if (reduce_->waiting()) return AGORA_ERR_MISUSE;

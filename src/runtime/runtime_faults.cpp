@@ -3,6 +3,7 @@
 // fork() child (which is no rank), and handle_fault, which asks the protocol
 // engine for the page and waits for it.
 #include "common/log.h"
+#include "observe/observe.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_internal.h"
 
@@ -58,6 +59,7 @@ bool Runtime::handle_fault(void *addr, bool is_write) {
   if (!space_->maybe_allocated((uintptr_t)addr)) return false;  // not ours: crash as usual
   if (program_mode_ && stack_guard_fault(addr)) return false;
   PageId page = space_->page_of((uintptr_t)addr);
+  ObservedFault observed(page, space_->home_of(page), addr, is_write);
   Waiter w;
   WaitNote note{WaitKind::Fault, (uint64_t)(uintptr_t)addr, (uint64_t)space_->home_of(page)};
   noted_wait(note, w, [&] {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "observe/observe.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_internal.h"
 #include "runtime/store_trace.h"
@@ -66,6 +67,7 @@ uint64_t Runtime::create_locks(uint64_t count, uint64_t call_site) {
 }
 
 int Runtime::lock(uint64_t id) {
+  ObservedSpan observed(TraceKind::LockWait, id);
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w); });
   if (status == AGORA_OK && store_trace_active()) store_trace_span_enter();
@@ -77,6 +79,7 @@ int Runtime::lock(uint64_t id) {
 }
 
 int Runtime::trylock(uint64_t id) {
+  ObservedSpan observed(TraceKind::LockWait, id);
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w, true); });
   if (status == AGORA_OK && store_trace_active()) store_trace_span_enter();

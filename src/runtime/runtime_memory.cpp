@@ -3,6 +3,7 @@
 // kind, where a block of another rank is freed by the private remote-free
 // protocol on Channel::Memory (placed allocations: placed_memory.cpp).
 #include "common/log.h"
+#include "observe/observe.h"
 #include "runtime/runtime.h"
 
 namespace agora {
@@ -56,7 +57,7 @@ void *Runtime::alloc_collective(uint64_t bytes, Placement placement, Rank on_ran
     }
     return nullptr;
   }
-  return (void *)space_->addr_of(first);
+  return observe_allocation(AllocKind::Collective, (void *)space_->addr_of(first), bytes, placement, on_rank);
 }
 
 void *Runtime::malloc_local(uint64_t bytes) {
@@ -76,7 +77,7 @@ void *Runtime::malloc_local(uint64_t bytes) {
                 (unsigned long long)heap);
     return nullptr;
   }
-  return (void *)(space_->base() + off);
+  return observe_allocation(AllocKind::Local, (void *)(space_->base() + off), bytes);
 }
 
 int Runtime::free_local(uint64_t offset) {

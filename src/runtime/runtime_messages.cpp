@@ -2,6 +2,7 @@
 // doorbell), and the receive side: polling the transport under the lock and
 // dispatching each message to the component of its channel.
 #include "common/log.h"
+#include "observe/observe.h"
 #include "runtime/runtime.h"
 #include "runtime/service_timing.h"
 
@@ -9,6 +10,7 @@ namespace agora {
 
 void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
   header.src = rank();
+  ObservedMessage observed(true, dst, header, payload);
   stats_.messages_sent++;  // the hang watch's count too (watch messages go by send_control)
   stats_.bytes_sent += transport_.send(dst, header, payload);
   // AGORA_WAIT=block: dst's waiting threads sleep rather than poll, so every
@@ -29,6 +31,7 @@ void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
 
 void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
   header.src = rank();
+  ObservedMessage observed(true, dst, header, payload);
   transport_.send(dst, header, payload);
 }
 
@@ -37,6 +40,7 @@ int Runtime::poll_locked(int budget) {
 }
 
 void Runtime::dispatch(const MsgHeader &m, Payload p) {
+  ObservedMessage observed(false, m.src, m, p);
   if (m.channel != Channel::Watch) messages_in_++;
   switch (m.channel) {
     case Channel::Protocol: engine_->on_message(m, p); break;

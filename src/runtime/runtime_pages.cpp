@@ -5,11 +5,13 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "observe/observe.h"
 #include "runtime/runtime.h"
 
 namespace agora {
 
 void Runtime::set_access(PageId page, Access access) {
+  observe_access(page, access);
   if (!platform::vm_protect((void *)space_->addr_of(page), page_size(), access))
     fatal("mprotect of page %p to %s failed: %s (too many distinct mappings? raise "
           "vm.max_map_count)",

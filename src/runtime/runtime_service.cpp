@@ -4,6 +4,7 @@
 // sleeping until rung (docs/service.md).
 #include <algorithm>
 
+#include "observe/observe.h"
 #include "runtime/runtime.h"
 #include "runtime/service_timing.h"
 #include "runtime/runtime_internal.h"
@@ -16,6 +17,7 @@ void Runtime::service_loop() {
   platform::thread_reduce_timer_slack();
   platform::doorbell_block();
   service_tid_.store(platform::thread_id());
+  observe_name_thread("agora service");
   uint32_t nap_us = service_timing::kFirstNap_us;
   while (running_.load(std::memory_order_relaxed)) {
     hang_tick();
@@ -47,6 +49,7 @@ void Runtime::service_loop() {
       lock_.unlock();
     }
     if (got) {
+      observe_service_served(got);
       nap_us = service_timing::kFirstNap_us;  // busy: come straight back
       continue;
     }
@@ -57,12 +60,12 @@ void Runtime::service_loop() {
     if (every_rank_rung_) {
       // Every message to this rank rings: sleep until one does (a ring
       // during the poll above stays pending and ends the wait at once).
-      platform::doorbell_wait(config_.service_sleep_us);
+      observe_service_nap(config_.service_sleep_us, platform::doorbell_wait(config_.service_sleep_us));
       continue;
     }
     // Idle: nap, longer each time, so a computing thread on this core loses
     // little; the first naps after activity are short, for bursts.
-    if (platform::doorbell_wait(nap_us))
+    if (observe_service_nap(nap_us, platform::doorbell_wait(nap_us)))
       nap_us = service_timing::kFirstNap_us;  // rung: a request is on its way
     else
       nap_us = std::min(nap_us * 2, config_.service_sleep_us);

@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "runtime/oversubscription.h"
 #include "runtime/program_request.h"
+#include "observe/observe.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_internal.h"
 #include "runtime/service_timing.h"
@@ -73,6 +74,8 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   uint64_t page = platform::kPageSize;
   uint64_t bytes = 0;
   if (!reserve_global_memory(&bytes, error)) return false;
+  if (!observe_start(config_, rank(), nranks(), kBase, platform::kPageSize, bytes / platform::kPageSize, error))
+    return false;
   EngineOptions engine_options;
   engine_options.intervals = config_.intervals;
   engine_ = protocol_create(config_.protocol, *this, engine_options);
@@ -175,6 +178,7 @@ int Runtime::stop() {
   service_.join();
   report_doorbells();
   report_stats();
+  observe_stop();  // writes the trace and profile files
   transport_.barrier();
   platform::global_io_disable();
   platform::fault_handler_uninstall();

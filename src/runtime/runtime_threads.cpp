@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "common/log.h"
+#include "observe/observe.h"
 #include "runtime/runtime.h"
 #include "runtime/service_timing.h"
 #include "runtime/runtime_internal.h"
@@ -105,6 +106,7 @@ void Runtime::run_thread(uint64_t id, void *(*fn)(void *), void *arg) {
   platform::fault_signal_unblock();
   tl_thread_rank = rank();
   tl_thread_id = id;
+  observe_name_thread("agora thread", (int64_t)id);
   bool exited = false;
   void *ret = run_body(fn, arg, "agora thread " + std::to_string(id) + " on rank " + std::to_string(rank()),
                        &exited);
