@@ -42,32 +42,13 @@ namespace agora {
 
 // ---- errors --------------------------------------------------------------------
 
-// The name of a status (agora_status_t), e.g. "AGORA_ERR_NOT_HELD".
-inline const char *status_name(int status) noexcept {
-  switch (status) {
-    case AGORA_OK: return "AGORA_OK";
-    case AGORA_ERR_NOT_INITIALIZED: return "AGORA_ERR_NOT_INITIALIZED";
-    case AGORA_ERR_INVALID_ARGUMENT: return "AGORA_ERR_INVALID_ARGUMENT";
-    case AGORA_ERR_NO_MEMORY: return "AGORA_ERR_NO_MEMORY";
-    case AGORA_ERR_NOT_HELD: return "AGORA_ERR_NOT_HELD";
-    case AGORA_ERR_BAD_POINTER: return "AGORA_ERR_BAD_POINTER";
-    case AGORA_ERR_CONFIG: return "AGORA_ERR_CONFIG";
-    case AGORA_ERR_TRANSPORT: return "AGORA_ERR_TRANSPORT";
-    case AGORA_ERR_DEADLOCK: return "AGORA_ERR_DEADLOCK";
-    case AGORA_ERR_MISUSE: return "AGORA_ERR_MISUSE";
-    case AGORA_BARRIER_SERIAL: return "AGORA_BARRIER_SERIAL";
-    case AGORA_BUSY: return "AGORA_BUSY";
-    case AGORA_TIMEDOUT: return "AGORA_TIMEDOUT";
-    default: return "an unknown agora status";
-  }
-}
 
 // A failed Agora call: status() is what the C function returned, what() names
 // the call and the status (the library has also written the details to stderr).
 class error : public std::runtime_error {
  public:
   error(agora_status_t status, const std::string &what)
-      : std::runtime_error(what + " failed: " + status_name(status)), status_(status) {}
+      : std::runtime_error(what + " failed: " + agora_strerror(status)), status_(status) {}
   agora_status_t status() const noexcept { return status_; }
 
  private:
