@@ -2,6 +2,9 @@
 
 #include <iterator>
 
+#include "common/log.h"
+#include "memory/free_list_checks.h"
+
 namespace agora {
 
 ArenaAllocator::ArenaAllocator(uint64_t first_offset, uint64_t bytes, uint64_t page_size)
@@ -20,6 +23,8 @@ uint64_t ArenaAllocator::allocate(uint64_t bytes) {
     if (rest) free_[off + len] = rest;
     live_[off] = len;
     free_bytes_ -= len;
+    AGORA_ASSERT(free_lists_consistent_near(free_, live_, off, first_, first_ + size_));
+    AGORA_ASSERT(free_bytes_ <= size_);
     return off;
   }
   return UINT64_MAX;
@@ -37,8 +42,15 @@ ArenaAllocator::FreeResult ArenaAllocator::release(uint64_t offset) {
   }
   uint64_t off = it->first, len = it->second;
   live_.erase(it);
+  AGORA_ASSERT(range_outside_runs(free_, off, len));  // a live block was never also free
   free_bytes_ += len;
-  // Coalesce with the neighbours.
+  coalesce(off, len);
+  AGORA_ASSERT(free_lists_consistent_near(free_, live_, off, first_, first_ + size_));
+  AGORA_ASSERT(free_bytes_ <= size_);
+  return FreeResult::Ok;
+}
+
+void ArenaAllocator::coalesce(uint64_t off, uint64_t len) {
   auto next = free_.lower_bound(off);
   if (next != free_.end() && off + len == next->first) {
     len += next->second;
@@ -48,11 +60,10 @@ ArenaAllocator::FreeResult ArenaAllocator::release(uint64_t offset) {
     auto prev = std::prev(next);
     if (prev->first + prev->second == off) {
       prev->second += len;
-      return FreeResult::Ok;
+      return;
     }
   }
   free_[off] = len;
-  return FreeResult::Ok;
 }
 
 bool ArenaAllocator::page_live(uint64_t page_index) const {

@@ -23,6 +23,7 @@ class ArenaAllocator {
   uint64_t bytes_free() const { return free_bytes_; }
 
  private:
+  void coalesce(uint64_t off, uint64_t len);  // frees [off, off+len), merged with free neighbours
   uint64_t first_, page_, size_;
   uint64_t free_bytes_;
   std::map<uint64_t, uint64_t> free_;  // offset -> length

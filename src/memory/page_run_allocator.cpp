@@ -2,9 +2,12 @@
 
 #include <iterator>
 
+#include "common/log.h"
+#include "memory/free_list_checks.h"
+
 namespace agora {
 
-PageRunAllocator::PageRunAllocator(PageId first, PageId pages) : pages_(pages), free_pages_(pages) {
+PageRunAllocator::PageRunAllocator(PageId first, PageId pages) : first_(first), pages_(pages), free_pages_(pages) {
   if (pages) free_[first] = pages;
 }
 
@@ -17,6 +20,7 @@ PageId PageRunAllocator::allocate(PageId count) {
     if (rest) free_[first + count] = rest;
     live_[first] = count;
     free_pages_ -= count;
+    AGORA_ASSERT(free_lists_consistent_near(free_, live_, first, first_, first_ + pages_));
     return first;
   }
   return UINT64_MAX;
@@ -36,7 +40,11 @@ PageId PageRunAllocator::retire(PageId first, bool *inside) {
 }
 
 void PageRunAllocator::release(PageId first, PageId count) {
+  // Released once, after retire: in neither list (a second release would
+  // count its pages twice).
+  AGORA_ASSERT(count > 0 && range_outside_runs(free_, first, count) && range_outside_runs(live_, first, count));
   free_pages_ += count;
+  AGORA_ASSERT(free_pages_ <= pages_);
   auto next = free_.lower_bound(first);
   if (next != free_.end() && first + count == next->first) {
     count += next->second;
@@ -46,10 +54,12 @@ void PageRunAllocator::release(PageId first, PageId count) {
     auto prev = std::prev(next);
     if (prev->first + prev->second == first) {
       prev->second += count;
+      AGORA_ASSERT(free_lists_consistent_near(free_, live_, first, first_, first_ + pages_));
       return;
     }
   }
   free_[first] = count;
+  AGORA_ASSERT(free_lists_consistent_near(free_, live_, first, first_, first_ + pages_));
 }
 
 }  // namespace agora

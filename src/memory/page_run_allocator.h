@@ -26,7 +26,7 @@ class PageRunAllocator {
   PageId capacity() const { return pages_; }
 
  private:
-  PageId pages_, free_pages_;
+  PageId first_, pages_, free_pages_;
   std::map<PageId, PageId> free_;  // first -> count
   std::map<PageId, PageId> live_;  // first -> count
 };

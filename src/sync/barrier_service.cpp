@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "common/log.h"
 #include "common/stats.h"
 #include "common/status.h"
 
@@ -45,6 +46,11 @@ void BarrierService::send_round() {
 
 void BarrierService::on_message(const MsgHeader &m, Payload p) {
   if (ledger_) ledger_->observe(m.src, m.c);
+  // A signal is for the barrier this rank is in, or (early) the next one: no
+  // rank finishes a barrier before every rank entered it, and each signal
+  // is consumed before the barrier ends here.
+  AGORA_ASSERT(m.a == epoch_ + 1 || (m.a == epoch_ && waiter_ != nullptr));
+  AGORA_ASSERT(m.b < 64 && (1ull << m.b) < (uint64_t)host_.nranks());
   if (carries_consistency()) engine_->barrier_receive(m.a, p);
   arrived_[{m.a, (unsigned)m.b}]++;
   advance();

@@ -92,6 +92,7 @@ void LockService::manager_request(uint64_t lock, Requester r, uint64_t signature
     l.queue.push_back(std::move(r));
     return;
   }
+  AGORA_ASSERT(l.queue.empty());  // a free lock has nobody waiting
   l.held = true;
   l.holder = r.rank;
   grant(lock, l, std::move(r));
@@ -99,6 +100,7 @@ void LockService::manager_request(uint64_t lock, Requester r, uint64_t signature
 
 void LockService::manager_release(uint64_t lock, Rank releaser) {
   Managed &l = managed_[lock];
+  AGORA_ASSERT(l.held && l.holder == releaser);  // only the holder's rank releases
   l.last_releaser = releaser;
   if (l.queue.empty()) {
     l.held = false;
@@ -157,6 +159,8 @@ void LockService::busy_here(uint64_t token) {
 
 void LockService::granted_here(uint64_t lock, uint64_t token, Payload info) {
   auto it = pending_thread_.find(token);
+  AGORA_ASSERT(it != pending_thread_.end());  // a grant answers a request of this rank
+  AGORA_ASSERT(!holder_thread_.count(lock));  // held by one thread of the rank at a time
   holder_thread_[lock] = it->second;
   pending_thread_.erase(it);
   host_.stats().lock_acquires++;

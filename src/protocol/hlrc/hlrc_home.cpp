@@ -28,6 +28,8 @@ void HlrcEngine::home_apply_diffs(const MsgHeader &m, Payload p) {
   bool ok = diff_batch_for_each(p.data, p.size, [&](PageId page, const std::byte *diff, size_t size) {
     if (!is_home(page) || !page_diff_apply(host_.frame(page), host_.page_size(), diff, size))
       fatal("hlrc: malformed diff of page %llu from rank %d", (unsigned long long)page, m.src);
+    // One diff per page per interval, sent in order: a page's versions only grow.
+    AGORA_ASSERT(state(page).version.empty() || state(page).version[m.src] < interval);
     vector_time_raise(&state(page).version, host_.nranks(), m.src, interval);
   });
   if (!ok) fatal("hlrc: malformed diffs from rank %d", m.src);

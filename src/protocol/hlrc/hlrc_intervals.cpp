@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/stats.h"
 #include "protocol/hlrc/hlrc_engine.h"
+#include "protocol/shared/page_copy_checks.h"
 #include "protocol/shared/page_diff.h"
 
 namespace agora {
@@ -18,6 +19,7 @@ void HlrcEngine::close_interval() {
   std::map<Rank, std::vector<std::byte>> to_home;
   for (PageId page : dirty_) {
     PageState &s = state(page);
+    AGORA_ASSERT(s.dirty && page_copy_consistent(host_, page, s, false));
     // Protect before diffing: a later write by any thread of this rank
     // faults and starts the next interval's twin.
     if (s.access == Access::Write) {

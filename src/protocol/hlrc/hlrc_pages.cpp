@@ -2,6 +2,7 @@
 
 #include "common/log.h"
 #include "common/stats.h"
+#include "protocol/shared/page_copy_checks.h"
 #include "protocol/hlrc/hlrc_engine.h"
 
 namespace agora {
@@ -21,6 +22,7 @@ Access HlrcEngine::local_access(PageId page) const { return page_copy_access(pag
 void HlrcEngine::on_fault(PageId page, Access need, Waiter *w) {
   PageState &s = state(page);
   if (page_copy_fault(host_, page, s, need, w, &dirty_, false)) fetch(page, s);
+  AGORA_ASSERT(page_copy_consistent(host_, page, s, false));
 }
 
 void HlrcEngine::fetch(PageId page, PageState &s) {

@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "common/stats.h"
+#include "protocol/shared/page_copy_checks.h"
 #include "protocol/regc/regc_engine.h"
 #include "protocol/shared/page_diff.h"
 
@@ -22,6 +23,7 @@ Access RegcEngine::local_access(PageId page) const { return page_copy_access(pag
 void RegcEngine::on_fault(PageId page, Access need, Waiter *w) {
   PageState &s = state(page);
   if (page_copy_fault(host_, page, s, need, w, &dirty_, fine_grain())) fetch(page, s);
+  AGORA_ASSERT(page_copy_consistent(host_, page, s, fine_grain()));
 }
 
 void RegcEngine::fetch(PageId page, PageState &s) {
@@ -43,6 +45,9 @@ void RegcEngine::on_page(const MsgHeader &m, Payload p) {
     fetch(page, s);
     return;
   }
+  // Copies only move forward: every way a copy is invalidated raised its
+  // need above its version.
+  AGORA_ASSERT(m.b >= s.version);
   s.version = m.b;
   s.own_ahead = false;  // served after every diff this rank sent (see refetch)
   page_copy_install(host_, page, s, p.data, &dirty_, fine_grain());

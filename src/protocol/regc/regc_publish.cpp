@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/stats.h"
 #include "protocol/regc/regc_engine.h"
+#include "protocol/shared/page_copy_checks.h"
 #include "protocol/shared/page_diff.h"
 
 namespace agora {
@@ -33,6 +34,7 @@ std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const st
   std::map<Rank, std::vector<RegcEntryRef>> awaiting;
   for (PageId page : dirty_) {
     PageState &s = state(page);
+    AGORA_ASSERT(s.dirty && page_copy_consistent(host_, page, s, fine_grain()));
     // Protect before diffing: a later write by any thread faults and starts
     // the next interval's twin.
     if (s.access == Access::Write) {

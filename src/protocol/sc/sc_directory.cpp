@@ -1,6 +1,7 @@
 // The home side of sc: the directory entry of each page homed here, and the
 // transactions that move it between exclusive and shared.
 #include <cstring>
+#include "common/log.h"
 #include "common/stats.h"
 #include "common/status.h"
 #include "protocol/sc/sc_engine.h"
@@ -32,6 +33,7 @@ void ScEngine::home_request(PageId page, Request r) {
     return;
   }
   home_start(page, e, r);
+  AGORA_ASSERT(entry_consistent(page, e));
 }
 
 void ScEngine::home_start(PageId page, DirEntry &e, Request r) {
@@ -107,15 +109,18 @@ void ScEngine::home_drain(PageId page, DirEntry &e) {
     e.queue.pop_front();
     home_start(page, e, next);
   }
+  AGORA_ASSERT(entry_consistent(page, e));
 }
 
 void ScEngine::home_on_ack(PageId page) {
   DirEntry &e = entry(page);
+  AGORA_ASSERT(e.busy && e.acks_left > 0);  // an acknowledgement the home awaits
   if (--e.acks_left == 0) home_finish(page, e);
 }
 
 void ScEngine::home_on_fetch_data(PageId page, Payload p) {
   DirEntry &e = entry(page);
+  AGORA_ASSERT(e.busy && e.fetched_from >= 0 && e.owner == e.fetched_from);  // the fetch in progress
   // The home's frame becomes the newest copy (the home itself holds no access).
   std::memcpy(host_.frame(page), p.data, host_.page_size());
   Request r = e.current;

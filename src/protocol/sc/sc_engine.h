@@ -71,6 +71,8 @@ class ScEngine final : public ProtocolEngine {
   void home_on_fetch_data(PageId page, Payload p);
   void home_on_ack(PageId page);
   void grant(PageId page, Rank to, Access a, bool with_data);
+  // Invariants of an entry (sc_checks.cpp), for AGORA_ASSERT.
+  bool entry_consistent(PageId page, const DirEntry &e) const;
 
   EngineHost &host_;
   std::unordered_map<PageId, Access> access_;    // pages whose access differs from the initial one

@@ -2,6 +2,7 @@
 // invalidations and fetches from homes change this rank's copy.
 #include <cstring>
 
+#include "common/log.h"
 #include "common/stats.h"
 #include "common/status.h"
 #include "protocol/sc/sc_engine.h"
@@ -39,6 +40,10 @@ void ScEngine::on_fault(PageId page, Access need, Waiter *w) {
 }
 
 void ScEngine::complete_local(PageId page, Access granted, Payload data) {
+  // A grant without the page is the home's own, or an upgrade of a copy
+  // this rank holds: never a read copy out of nothing.
+  AGORA_ASSERT(granted != Access::None);
+  AGORA_ASSERT(data.data || granted == Access::Write || host_.home_of(page) == host_.rank());
   if (data.data) {
     // Install before opening the protection: no thread may see a partial page.
     std::memcpy(host_.frame(page), data.data, host_.page_size());

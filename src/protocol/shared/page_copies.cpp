@@ -2,8 +2,10 @@
 
 #include <cstring>
 
+#include "common/log.h"
 #include "common/stats.h"
 #include "common/status.h"
+#include "protocol/shared/page_copy_checks.h"
 #include "protocol/shared/page_diff.h"
 
 namespace agora {
@@ -65,6 +67,7 @@ void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::by
   else host.set_access(page, s.access);
   s.want_write = false;
   wake(s, 0);
+  AGORA_ASSERT(page_copy_consistent(host, page, s, twin_home));
 }
 
 void page_copy_refused(PageCopy &s, int status) {
@@ -80,10 +83,12 @@ void page_copy_share_home(EngineHost &host, PageId page, PageCopy &s) {
     s.access = Access::Read;
     host.set_access(page, Access::Read);
   }
+  AGORA_ASSERT(!s.cached_elsewhere || host.home_of(page) == host.rank());
 }
 
 bool page_copy_invalidate(EngineHost &host, PageId page, PageCopy &s) {
   if (s.access == Access::None) return false;
+  AGORA_ASSERT(!s.fetching && s.waiters.empty());  // only an invalid copy is fetched
   s.access = Access::None;
   host.set_access(page, Access::None);
   host.stats().notices_applied++;

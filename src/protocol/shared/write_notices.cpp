@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/log.h"
+
 namespace agora {
 
 namespace {
@@ -57,6 +59,7 @@ uint32_t WriteNotices::add_own(const std::vector<PageId> &pages) {
   uint32_t index = ++known_[self_][self_];
   by_creator_[self_].push_back({index, pages});
   ++kept_;
+  AGORA_ASSERT(consistent());
   return index;
 }
 
@@ -165,6 +168,27 @@ void WriteNotices::collect_garbage() {
       --kept_;
     }
   }
+  AGORA_ASSERT(consistent());
+}
+
+bool WriteNotices::consistent() const {
+  size_t total = 0;
+  for (Rank c = 0; c < n_; ++c) {
+    uint32_t floor = UINT32_MAX;
+    for (const VectorTime &k : known_) floor = std::min(floor, k[c]);
+    const uint32_t seen = known_[self_][c];
+    if (floor > seen) return false;  // this rank's own row is one of the bounds
+    const auto &q = by_creator_[c];
+    total += q.size();
+    // Every interval in (floor, seen] may be missing somewhere: all kept.
+    if (q.empty()) {
+      if (seen > floor) return false;
+      continue;
+    }
+    if (q.back().index != seen || q.back().index - q.front().index + 1 != q.size()) return false;
+    if (q.front().index > floor + 1) return false;
+  }
+  return total == kept_;
 }
 
 }  // namespace agora

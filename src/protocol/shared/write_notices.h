@@ -57,7 +57,15 @@ class WriteNotices {
   void raise_all(const VectorTime &floor);
   size_t intervals_kept() const { return kept_; }
 
+  // The garbage-collection invariant, checked by AGORA_ASSERT after every
+  // collection and new interval (O(ranks)): for each creator, the intervals
+  // kept are contiguous, end at this rank's vector time, and include every
+  // one some rank may not have seen (above the least of the known vector
+  // times); the count is their sum.
+  bool consistent() const;
+
  private:
+  friend struct WriteNoticesTestAccess;  // tests/unit: corrupts the state to show the check fires
   struct Interval {
     uint32_t index;
     std::vector<PageId> pages;

@@ -1,0 +1,19 @@
+#include "protocol/shared/page_copy_checks.h"
+
+namespace agora {
+
+bool page_copy_consistent(const EngineHost &host, PageId page, const PageCopy &s, bool twin_home) {
+  const bool home = host.home_of(page) == host.rank();
+  if (s.fetching && s.access != Access::None) return false;
+  if (!s.waiters.empty() && !s.fetching) return false;
+  if (s.want_write && !s.fetching) return false;
+  const bool twinned = !home || twin_home;
+  if (!s.twin.empty() != (s.dirty && twinned)) return false;
+  if (!s.twin.empty() && s.twin.size() != host.page_size()) return false;
+  if (s.access == Access::Write && !s.dirty && !(home && !s.cached_elsewhere)) return false;
+  if (s.dirty && s.access == Access::Read) return false;
+  if (s.cached_elsewhere && !home) return false;
+  return true;
+}
+
+}  // namespace agora

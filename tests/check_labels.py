@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""Every ctest test carries exactly one of the labels sim, unit, mpi, bench
+(cmake/AgoraTestLabels.cmake), so `ctest -L <label>` slices the suite and the
+slices add up to the whole. Usage: check_labels.py BUILD_DIR [CTEST]."""
+import json
+import subprocess
+import sys
+
+SLICES = {"sim", "unit", "mpi", "bench"}
+
+
+def main():
+    build = sys.argv[1]
+    ctest = sys.argv[2] if len(sys.argv) > 2 else "ctest"
+    listing = subprocess.run([ctest, "--show-only=json-v1"], cwd=build, check=True,
+                             capture_output=True, text=True).stdout
+    bad = []
+    counts = {label: 0 for label in SLICES}
+    tests = json.loads(listing)["tests"]
+    for test in tests:
+        labels = []
+        for prop in test.get("properties", []):
+            if prop["name"] == "LABELS":
+                labels = prop["value"]
+        slices = [label for label in labels if label in SLICES]
+        if len(slices) != 1:
+            bad.append(f"{test['name']}: labels {labels or 'none'}")
+        else:
+            counts[slices[0]] += 1
+    if bad:
+        print("tests without exactly one of the labels " + ", ".join(sorted(SLICES)) +
+              " (label them with agora_label_tests, cmake/AgoraTestLabels.cmake):")
+        print("\n".join("  " + b for b in bad))
+        return 1
+    print(f"{len(tests)} tests, each with one label: " +
+          ", ".join(f"{label} {counts[label]}" for label in sorted(SLICES)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
