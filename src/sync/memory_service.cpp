@@ -1,4 +1,4 @@
-#include "memory/memory_service.h"
+#include "sync/memory_service.h"
 
 #include <algorithm>
 #include <cstring>
