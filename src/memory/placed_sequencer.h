@@ -1,4 +1,4 @@
-// State of agora_malloc_placed (memory_service.h): rank 0 sequences every
+// State of agora_malloc_placed (sync/memory_service.h): rank 0 sequences every
 // placed allocation and free. It picks the pages, sends the run (or its end)
 // to every rank, and answers the caller once every rank has acknowledged:
 // so no rank can touch a new run before every rank knows its homes and the

@@ -19,7 +19,7 @@
 //   runtime_messages.cpp   sends, poll, dispatch    runtime_hang.cpp     the hang watch's view
 //   runtime_service.cpp    the service thread       runtime_doorbells.cpp  doorbells
 //   runtime_faults.cpp     the fault path, fork()   runtime_pages.cpp    EngineHost page hooks
-//   runtime_memory.cpp     alloc, malloc, free      placed_memory.cpp    placed allocations
+//   runtime_memory.cpp     alloc, malloc, free      placed_memory.cpp    placed allocations' waits
 //   runtime_locks.cpp      locks                    runtime_collectives.cpp  barrier, reduce
 //   runtime_threads.cpp    fork-join threads, finalize's wait for them
 //   runtime_thread_sync.cpp, runtime_thread_reduce.cpp  sync among threads
@@ -41,13 +41,13 @@
 #include "memory/address_space.h"
 #include "memory/arena_allocator.h"
 #include "platform/platform.h"
-#include "runtime/placed_memory.h"
 #include "protocol/engine.h"
 #include "sync/barrier_service.h"
 #include "sync/collective_ledger.h"
 #include "sync/condition_service.h"
 #include "sync/hang_watch.h"
 #include "sync/lock_service.h"
+#include "sync/memory_service.h"
 #include "sync/reduce_service.h"
 #include "sync/semaphore_service.h"
 #include "sync/thread_barrier_service.h"
@@ -161,9 +161,10 @@ class Runtime final : public EngineHost {
   // ---- start-up (runtime_start.cpp) ----
   bool init(int *argc, char ***argv, std::string *error);
   // The global range (AGORA_MEMORY, rounded down to whole arenas: *bytes), its
-  // layout, this rank's arena and rank 0's placed region.
+  // layout and this rank's arena.
   bool reserve_global_memory(uint64_t *bytes, std::string *error);
-  // The sync services, attached to the engine and the collective ledger.
+  // The sync services, attached to the engine and the collective ledger, and
+  // the memory service (remote frees; rank 0 sequences the placed region).
   void create_sync_services();
 
   // ---- waiting (runtime_wait.cpp) ----
@@ -214,21 +215,14 @@ class Runtime final : public EngineHost {
   // Opens this rank's home pages of a new allocation in the application view,
   // with the access the protocol gives a home (fatal if mprotect fails).
   void open_home_pages(const CollectiveRun &run, const char *what, uint64_t bytes);
-  void on_memory_message(const MsgHeader &m, Payload p);
+  // lock_ held (MemoryService's free_local hook, and free_any on this rank).
   int free_local(uint64_t offset);
-  // ---- placed allocations (placed_memory.cpp) ----
+  // ---- placed allocations (placed_memory.cpp); MemoryService sequences them ----
   int free_placed(uintptr_t addr);
-  void on_placed_message(const MsgHeader &m, Payload p);
-  // Rank 0, lock_ held: the sequencer's side of a request from `requester`.
-  void placed_sequence_alloc(Rank requester, uint64_t token, uint64_t pages, Placement placement,
-                             Rank on_rank);
-  void placed_sequence_free(Rank requester, uint64_t token, PageId first);
-  void placed_acknowledged(uint64_t id, Payload floor);
-  void placed_reply(Rank requester, uint64_t token, int status, uint64_t first, uint64_t free_pages);
-  // Every rank, lock_ held: a run starts (homes open their pages) or ends
-  // (every rank drops, closes and zeroes it; *floor gets the engine's floor).
-  void placed_open(const CollectiveRun &run, const std::vector<uint32_t> &floor);
-  void placed_close(PageId first, PageId count, std::vector<uint32_t> *floor);
+  // MemoryService's hooks, every rank, lock_ held: a run starts (record it,
+  // homes open their pages) or ends (drop the record, close and zero it).
+  void placed_opened(const CollectiveRun &run);
+  void placed_closed(PageId first, PageId count);
 
   // ---- locks (runtime_locks.cpp) ----
   uint64_t lock_signature(uint64_t id) const;
@@ -264,7 +258,6 @@ class Runtime final : public EngineHost {
   platform::GlobalRange range_;
   std::optional<AddressSpace> space_;
   std::optional<ArenaAllocator> arena_;
-  std::optional<PlacedSequencer> placed_;  // rank 0
   std::unique_ptr<ProtocolEngine> engine_;
   std::optional<LockService> locks_;
   std::optional<BarrierService> barrier_;
@@ -274,6 +267,7 @@ class Runtime final : public EngineHost {
   std::optional<ThreadReduceService> thread_reductions_;
   std::optional<SemaphoreService> semaphores_;
   std::optional<ConditionService> conditions_;
+  std::optional<MemoryService> memory_;  // remote frees, placed allocations
   // Threads this rank created by the placement rule and has not joined: at
   // most thread_slots() at once.
   std::set<std::pair<Rank, uint64_t>> placed_live_;

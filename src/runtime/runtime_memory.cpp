@@ -1,16 +1,13 @@
 // Allocation: collective (agora_alloc, checked to be the same call on every
 // rank), from this rank's arena (agora_malloc), and agora_free of either
-// kind, where a block of another rank is freed by the private remote-free
-// protocol on Channel::Memory (placed allocations: placed_memory.cpp).
+// kind, where a block of another rank is freed by its owner through
+// MemoryService (src/sync/memory_service.h; placed allocations:
+// placed_memory.cpp).
 #include "common/log.h"
 #include "observe/observe.h"
 #include "runtime/runtime.h"
 
 namespace agora {
-
-namespace {
-enum MemoryOp : uint16_t { kFreeRequest = 1, kFreeReply = 2 };  // placed ones follow (placed_memory.cpp)
-}  // namespace
 
 void *Runtime::alloc_collective(uint64_t bytes, Placement placement, Rank on_rank) {
   PageId first = 0, count = 0;
@@ -110,29 +107,14 @@ int Runtime::free_any(void *ptr) {
     std::lock_guard<std::mutex> g(lock_);
     return free_local(offset);
   }
+  // The owner frees it, after a release (MemoryService: this rank's writes
+  // to the block must reach it first) and says why if it cannot.
   Waiter w;
   WaitNote note{WaitKind::Free, (uint64_t)owner};
-  // The free is a release to the owner: under hlrc this rank's writes to the
-  // block (a header, the data) still wait here as twins, and a diff arriving
-  // after the owner has handed the memory out again would overwrite the new
-  // block. So they reach the home first.
   return noted_wait(note, w, [&] {
-    engine_->release([this, owner, offset, waiter = &w] {
-      send_request(owner, {Channel::Memory, kFreeRequest, 0, offset, (uint64_t)(uintptr_t)waiter, 0});
-    });
-    return 0;
+    memory_->free_remote(owner, offset, &w);
+    return AGORA_OK;
   });
-}
-
-void Runtime::on_memory_message(const MsgHeader &m, Payload p) {
-  if (m.op > kFreeReply) {
-    on_placed_message(m, p);
-  } else if (m.op == kFreeRequest) {
-    int status = free_local(m.a);
-    send(m.src, {Channel::Memory, kFreeReply, 0, m.a, m.b, (uint64_t)(int64_t)status});
-  } else {
-    reinterpret_cast<Waiter *>(m.b)->complete((int)(int64_t)m.c);
-  }
 }
 
 }  // namespace agora

@@ -47,7 +47,7 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
     case Channel::Lock: locks_->on_message(m, p); break;
     case Channel::Barrier: barrier_->on_message(m, p); break;
     case Channel::Reduce: reduce_->on_message(m, p); break;
-    case Channel::Memory: on_memory_message(m, p); break;
+    case Channel::Memory: memory_->on_message(m, p); break;
     case Channel::Thread: threads_->on_message(m, p); break;
     case Channel::Watch: watch_->on_message(m, p); break;
     case Channel::ThreadBarrier: thread_barriers_->on_message(m, p); break;

@@ -135,7 +135,6 @@ bool Runtime::reserve_global_memory(uint64_t *bytes_out, std::string *error) {
   if (!platform::fork_child_hook_install(on_fork_child, error)) return false;
   space_.emplace(kBase, bytes, page, nranks());
   arena_.emplace(space_->arena_first_page(rank()) * page, space_->arena_pages() * page, page);
-  if (rank() == 0) placed_.emplace(space_->placed_first_page(), space_->placed_capacity_pages());
   *bytes_out = bytes;
   return true;
 }
@@ -159,6 +158,12 @@ void Runtime::create_sync_services() {
   semaphores_.emplace(*this, manager_of);
   semaphores_->attach(engine_.get());
   conditions_.emplace(*this, manager_of);
+  MemoryService::Hooks memory_hooks;
+  memory_hooks.free_local = [this](uint64_t offset) { return free_local(offset); };
+  memory_hooks.placed_opened = [this](const CollectiveRun &run) { placed_opened(run); };
+  memory_hooks.placed_closed = [this](PageId first, PageId count) { placed_closed(first, count); };
+  memory_.emplace(*this, *engine_, std::move(memory_hooks), space_->placed_first_page(),
+                  space_->placed_capacity_pages());
 }
 
 int Runtime::stop() {

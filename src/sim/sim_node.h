@@ -18,7 +18,6 @@
 
 #include "common/stats.h"
 #include "memory/arena_allocator.h"
-#include "memory/memory_service.h"
 #include "memory/placed_runs.h"
 #include "protocol/engine.h"
 #include "sim/sim_options.h"
@@ -26,6 +25,7 @@
 #include "sync/condition_service.h"
 #include "sync/hang_watch.h"
 #include "sync/lock_service.h"
+#include "sync/memory_service.h"
 #include "sync/reduce_service.h"
 #include "sync/semaphore_service.h"
 #include "sync/thread_barrier_service.h"

@@ -12,8 +12,10 @@
 //    every rank, and answers the caller once every rank has acknowledged. A
 //    free is a release first, for the same reason as a remote free.
 //
-// What touches this rank's memory is the host's (hooks): the arena, the
-// record of placed runs and the protection of their pages. What the engine
+// Hosted by the runtime (its Channel::Memory; the callers' waits are noted
+// for the hang watch there) and by the simulator (src/sim/sim_node.h). What
+// touches this rank's memory is the host's (hooks): the arena, the record
+// of placed runs and the protection of their pages. What the engine
 // must do when a run starts or ends (forget stale page state, the floor later
 // homes start from) happens here, around the hooks.
 #pragma once
@@ -22,6 +24,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/status.h"
 #include "memory/placed_sequencer.h"
 #include "protocol/engine.h"
 #include "transport/message.h"
@@ -30,9 +33,11 @@ namespace agora {
 
 class MemoryService {
  public:
-  // Statuses a placed free may end with besides 0: the address lies inside
-  // a live run (not its start), or no run is there.
-  static constexpr int kInsideRun = 1, kNoMemory = -3, kBadPointer = -5;
+  // Statuses a placed operation may end with besides AGORA_OK: the region
+  // has no room (allocation); the address lies inside a live run but does
+  // not start it (kInsideRun: a private code, no public status), or no run
+  // is there (free).
+  static constexpr int kInsideRun = 1, kNoMemory = AGORA_ERR_NO_MEMORY, kBadPointer = AGORA_ERR_BAD_POINTER;
 
   struct Hooks {
     // Frees the block at `offset` of this rank's arena: 0, or a negative

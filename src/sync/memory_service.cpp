@@ -1,4 +1,4 @@
-#include "memory/memory_service.h"
+#include "sync/memory_service.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,8 +8,8 @@
 namespace agora {
 
 namespace {
-// The wire format is the runtime's (runtime.cpp, placed_memory.cpp), so that
-// either side may be switched over to this service alone.
+// Channel::Memory's ops. The runtime and the simulator both host this
+// service, so this is the one definition of the format.
 enum MemoryOp : uint16_t {
   kFreeRequest = 1,   // caller -> owner: a = arena offset, b = token (Waiter)
   kFreeReply = 2,     // owner -> caller: a = offset, b = token, c = status
@@ -132,7 +132,7 @@ void MemoryService::acknowledged(uint64_t id, Payload floor) {
     merge_floor(&placed_->floor, b.floor.data(), b.floor.size());
     placed_->pages.release(b.run.first, b.run.count);
   }
-  reply(b.requester, b.token, 0, b.run.first, 0);
+  reply(b.requester, b.token, AGORA_OK, b.run.first, 0);
   placed_->in_flight.erase(it);
 }
 
