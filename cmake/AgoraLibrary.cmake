@@ -63,6 +63,10 @@ add_dependencies(agora_shared agora_export_map)
 # are pulled in as the API needs them), and global_io's objects (agora's
 # INTERFACE sources).
 target_link_libraries(agora_shared PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,agora>")
+# API functions defined in agora_core that no object of agora calls would be
+# left out of the archive link: require them (agora_strerror lives beside
+# the status list in common/status.cpp, which the unit tests link too).
+target_link_options(agora_shared PRIVATE "LINKER:--require-defined=agora_strerror")
 target_include_directories(agora_shared INTERFACE
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>)
 target_link_options(agora_shared PRIVATE
