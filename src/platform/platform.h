@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -188,5 +189,16 @@ std::string host_name();       // gethostname (host_name_linux.cpp); "unknown" i
 void sleep_us(uint32_t us);    // nanosleep
 void thread_yield();
 void thread_reduce_timer_slack();  // finer nanosleep wake-ups for the calling thread
+
+// Threads that are joined, never detached (thread_linux.cpp): a thread has
+// finished only when it is joined, since after its function returns it still
+// runs code (thread-specific data and thread_local destructors, libc's
+// teardown) for as long as the scheduler lets it. thread_start fails with
+// the reason in *error; thread_try_join never blocks (true: the thread had
+// finished and is now joined); every started thread is joined exactly once.
+using ThreadHandle = uint64_t;
+bool thread_start(std::function<void()> fn, ThreadHandle *out, std::string *error);
+bool thread_try_join(ThreadHandle thread);
+void thread_join(ThreadHandle thread);
 
 }  // namespace agora::platform

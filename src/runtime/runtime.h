@@ -231,6 +231,7 @@ class Runtime final : public EngineHost {
   // ---- fork-join threads (runtime_threads.cpp) ----
   int start_thread(uint64_t id, Payload fn, uint64_t arg);  // ThreadService's starter
   void run_thread(uint64_t id, void *(*fn)(void *), void *arg);
+  void reap_os_threads();  // lock_ held: joins those that have finished, never blocks
   void finish_threads();  // finalize: until no agora thread runs on any rank
 
   // ---- statistics (runtime_stats.cpp) ----
@@ -272,7 +273,9 @@ class Runtime final : public EngineHost {
   // most thread_slots() at once.
   std::set<std::pair<Rank, uint64_t>> placed_live_;
   uint64_t threads_placed_ = 0;       // agora_thread_create calls here (placement rule)
-  std::atomic<int> os_threads_{0};    // agora threads of this rank whose OS thread still runs
+  // Under lock_: the OS threads of agora threads started here and not yet
+  // joined (reaped at each start, all joined by finish_threads).
+  std::vector<platform::ThreadHandle> os_threads_;
   Stats stats_;
   uint64_t next_lock_id_ = 0;
   // Collective lock creations of this rank, in id order: ids [first,

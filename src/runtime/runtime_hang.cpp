@@ -86,8 +86,8 @@ std::string Runtime::describe_wait(const WaitNote &n) const {
                     n.a ? "agora_free of a placed allocation" : "agora_malloc_placed");
       break;
     case WaitKind::FinalizeThreads:
-      std::snprintf(line, sizeof line, "agora_finalize, waiting for this rank's %zu agora threads to return",
-                    threads_->running());
+      std::snprintf(line, sizeof line, "agora_finalize, waiting for this rank's %zu agora threads to return "
+                    "and %zu OS threads to finish", threads_->running(), os_threads_.size());
       break;
   }
   return line;

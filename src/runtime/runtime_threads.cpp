@@ -2,7 +2,6 @@
 // on a chosen rank), start on the target rank, join; and finalize's wait
 // until no agora thread runs, or can still be created, on any rank.
 #include <cstring>
-#include <system_error>
 
 #include "common/log.h"
 #include "observe/observe.h"
@@ -89,17 +88,22 @@ int Runtime::start_thread(uint64_t id, Payload fn, uint64_t arg) {
               error.c_str());
     return AGORA_ERR_INVALID_ARGUMENT;
   }
-  os_threads_.fetch_add(1);
-  try {
-    std::thread([this, id, code, arg] {
-      run_thread(id, (void *(*)(void *))code, (void *)(uintptr_t)arg);
-    }).detach();
-  } catch (const std::system_error &e) {
-    os_threads_.fetch_sub(1);
-    log_error("agora_thread_create: cannot start an OS thread on this rank: %s", e.what());
+  reap_os_threads();
+  auto body = [this, id, code, arg] { run_thread(id, (void *(*)(void *))code, (void *)(uintptr_t)arg); };
+  platform::ThreadHandle thread;
+  if (!platform::thread_start(body, &thread, &error)) {
+    log_error("agora_thread_create: cannot start an OS thread on this rank: %s", error.c_str());
     return AGORA_ERR_NO_MEMORY;
   }
+  os_threads_.push_back(thread);
   return 0;
+}
+
+void Runtime::reap_os_threads() {
+  size_t kept = 0;
+  for (platform::ThreadHandle thread : os_threads_)
+    if (!platform::thread_try_join(thread)) os_threads_[kept++] = thread;
+  os_threads_.resize(kept);
 }
 
 void Runtime::run_thread(uint64_t id, void *(*fn)(void *), void *arg) {
@@ -114,7 +118,6 @@ void Runtime::run_thread(uint64_t id, void *(*fn)(void *), void *arg) {
     std::lock_guard<std::mutex> g(lock_);
     threads_->exited(id, (uint64_t)(uintptr_t)ret);
   }
-  os_threads_.fetch_sub(1, std::memory_order_release);
 }
 
 int Runtime::thread_join(Rank where, uint64_t id, void **ret) {
@@ -150,6 +153,16 @@ void Runtime::finish_threads() {
   // until no agora thread runs, or can still be created, on any rank. Counts
   // only grow: two rounds with the same totals mean no rank did anything in
   // between, and then created == ended means no thread is left.
+  //
+  // A thread has ended (exited) when its function returns, but its OS thread
+  // runs on: the program's thread-specific data and thread_local destructors,
+  // then libc's teardown, for as long as the scheduler delays it. Those may
+  // touch global memory, so each rank also waits, before every round, until
+  // the OS threads of its ended threads are joined: a detached one could
+  // still run after this rank unmapped global memory, removed the fault
+  // handler and finalised MPI (and, in program mode, while another rank has
+  // stopped serving the pages it reads). Any thread that ended before the
+  // last round's totals was joined by its rank before that round.
   int64_t last[2] = {0, 0};  // before the first round nothing had happened
   {
     std::lock_guard<std::mutex> g(lock_);
@@ -161,7 +174,8 @@ void Runtime::finish_threads() {
     for (;;) {
       {
         std::lock_guard<std::mutex> g(lock_);
-        if (threads_->running() == 0) {
+        if (threads_->running() == 0) reap_os_threads();
+        if (threads_->running() == 0 && os_threads_.empty()) {
           if (noted) wait_end(&note);
           break;
         }
@@ -182,8 +196,6 @@ void Runtime::finish_threads() {
     last[0] = now[0];
     last[1] = now[1];
   }
-  // Threads that have ended may still be returning from run_thread.
-  while (os_threads_.load(std::memory_order_acquire) > 0) platform::thread_yield();
 }
 
 }  // namespace agora
