@@ -248,18 +248,18 @@ class global_array {
       reduce(std::span<std::int64_t>(&address, 1), AGORA_SUM);
       if (address == 0) throw error(AGORA_ERR_NO_MEMORY, "agora::global_array (agora_malloc_placed on rank 0)");
     }
-    data_ = (T *)(std::intptr_t)address;
-    size_ = n;
+    elements_ = global_span<T>((T *)(std::intptr_t)address, n);
   }
 
   global_array(one_thread_t, std::size_t n, placement where = placement::block, int home = 0)
       : collective_(false) {
     std::size_t bytes = checked_bytes(n, where, home);
+    T *data = nullptr;
     if (bytes > 0) {
-      data_ = (T *)agora_malloc_placed(bytes, (agora_placement_t)where, home);
-      if (!data_) throw error(detail::null_status(), "agora::global_array (agora_malloc_placed)");
+      data = (T *)agora_malloc_placed(bytes, (agora_placement_t)where, home);
+      if (!data) throw error(detail::null_status(), "agora::global_array (agora_malloc_placed)");
     }
-    size_ = n;
+    elements_ = global_span<T>(data, n);
   }
 
   global_array(const global_array &) = delete;
@@ -274,19 +274,20 @@ class global_array {
   }
   ~global_array() { release(); }
 
-  T &operator[](std::size_t i) const noexcept { return data_[i]; }
+  // The element accessors are the view's (global_span).
+  T &operator[](std::size_t i) const noexcept { return elements_[i]; }
   T &at(std::size_t i) const {
-    if (i >= size_) throw std::out_of_range("agora::global_array::at: index past the end");
-    return data_[i];
+    if (i >= size()) throw std::out_of_range("agora::global_array::at: index past the end");
+    return elements_[i];
   }
-  T *data() const noexcept { return data_; }
-  std::size_t size() const noexcept { return size_; }
-  bool empty() const noexcept { return size_ == 0; }
-  T *begin() const noexcept { return data_; }
-  T *end() const noexcept { return data_ + size_; }
-  int home_of(std::size_t i) const noexcept { return agora_home_of(data_ + i); }
+  T *data() const noexcept { return elements_.data(); }
+  std::size_t size() const noexcept { return elements_.size(); }
+  bool empty() const noexcept { return elements_.empty(); }
+  T *begin() const noexcept { return elements_.begin(); }
+  T *end() const noexcept { return elements_.end(); }
+  int home_of(std::size_t i) const noexcept { return elements_.home_of(i); }
   // A copyable view, for threads (the array stays its creator's to free).
-  global_span<T> view() const noexcept { return global_span<T>(data_, size_); }
+  global_span<T> view() const noexcept { return elements_; }
 
  private:
   static std::size_t checked_bytes(std::size_t n, placement where, int home) {
@@ -302,24 +303,21 @@ class global_array {
     return n * sizeof(T);
   }
   void take(global_array &other) noexcept {
-    data_ = std::exchange(other.data_, nullptr);
-    size_ = std::exchange(other.size_, 0);
+    elements_ = std::exchange(other.elements_, global_span<T>());
     collective_ = other.collective_;
   }
   void release() noexcept {
-    if (!data_) return;
+    if (!data()) return;
     if (collective_) {
       agora_barrier();
-      if (agora_rank() == 0) agora_free(data_);
+      if (agora_rank() == 0) agora_free(data());
     } else {
-      agora_free(data_);
+      agora_free(data());
     }
-    data_ = nullptr;
-    size_ = 0;
+    elements_ = global_span<T>();
   }
 
-  T *data_ = nullptr;
-  std::size_t size_ = 0;
+  global_span<T> elements_;
   bool collective_ = false;
 };
 
