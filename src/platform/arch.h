@@ -40,4 +40,10 @@ inline uintptr_t stack_pointer_exact() {
 // argument) was raised by a store. Callable from the signal handler.
 bool fault_is_write(const void *ucontext);
 
+#if defined(__aarch64__)
+// aarch64: the syndrome (ESR_EL1) the kernel records in the frame's
+// esr_context record; false if the frame has none (qemu-user gives none).
+bool fault_syndrome(const void *ucontext, uint64_t *esr);
+#endif
+
 }  // namespace agora::platform

@@ -29,7 +29,7 @@ constexpr uint64_t kEsrClassDataAbortLowerEl = 0x24;  // a data abort taken from
 constexpr uint64_t kEsrWriteNotRead = 1u << 6;        // ISS.WnR
 }  // namespace
 
-bool fault_is_write(const void *ucontext) {
+bool fault_syndrome(const void *ucontext, uint64_t *esr) {
   auto *uc = (const ucontext_t *)ucontext;
   // The kernel puts an esr_context record among the records of
   // __reserved (never in the extra space), ended by a record of magic 0.
@@ -37,19 +37,25 @@ bool fault_is_write(const void *ucontext) {
   const unsigned char *end = at + sizeof uc->uc_mcontext.__reserved;
   while (at + sizeof(_aarch64_ctx) <= end) {
     auto *head = (const _aarch64_ctx *)at;
-    if (head->magic == 0 || head->size < sizeof(_aarch64_ctx)) break;
+    if (head->magic == 0 || head->size < sizeof(_aarch64_ctx)) return false;
     if (head->magic == ESR_MAGIC && head->size >= sizeof(esr_context)) {
-      uint64_t esr = ((const esr_context *)at)->esr;
-      if (((esr >> kEsrClassShift) & kEsrClassMask) != kEsrClassDataAbortLowerEl) return false;  // e.g. an instruction fetch
-      return (esr & kEsrWriteNotRead) != 0;
+      *esr = ((const esr_context *)at)->esr;
+      return true;
     }
     at += head->size;
   }
+  return false;
+}
+
+bool fault_is_write(const void *ucontext) {
+  uint64_t esr = 0;
   // No syndrome (a kernel that reports none): a write. Taken for a read,
   // a store would fault again forever on the read-only copy it gets; taken
   // for a write, a load only costs what a write fault costs (ownership, a
   // twin), and stays correct.
-  return true;
+  if (!fault_syndrome(ucontext, &esr)) return true;
+  if (((esr >> kEsrClassShift) & kEsrClassMask) != kEsrClassDataAbortLowerEl) return false;  // e.g. an instruction fetch
+  return (esr & kEsrWriteNotRead) != 0;
 }
 
 #endif

@@ -41,16 +41,8 @@ volatile bool g_syndrome = true;  // the frame says how the access faulted
 // Whether the kernel put an esr_context record in the frame (qemu-user
 // does not: fault_is_write then takes every fault for a write).
 bool has_esr_record(const void *context) {
-  auto *uc = (const ucontext_t *)context;
-  const unsigned char *at = uc->uc_mcontext.__reserved;
-  const unsigned char *end = at + sizeof uc->uc_mcontext.__reserved;
-  while (at + sizeof(_aarch64_ctx) <= end) {
-    auto *head = (const _aarch64_ctx *)at;
-    if (head->magic == 0 || head->size < sizeof(_aarch64_ctx)) return false;
-    if (head->magic == ESR_MAGIC) return true;
-    at += head->size;
-  }
-  return false;
+  uint64_t esr;
+  return agora::platform::fault_syndrome(context, &esr);
 }
 #else
 bool has_esr_record(const void *) { return true; }
