@@ -290,7 +290,11 @@ size_t agora_stats_json(char *buf, size_t size);
     X(PEAK, notices_kept_peak, "hlrc: most intervals stored at once (bounded by GC)")         \
     X(COUNTER, updates_applied, "regc: fine-grain updates applied to a copy in place of an invalidation") \
     X(SECONDS, fault_time_s, "seconds threads spent in page faults")                          \
-    X(SECONDS, sync_time_s, "seconds threads spent waiting in locks, barriers and other synchronisation")
+    X(SECONDS, sync_time_s, "seconds threads spent waiting in locks, barriers and other synchronisation") \
+    X(COUNTER, one_sided_reads, "one-sided reads of another rank's pages (MPI RMA, no action by the home)") \
+    X(COUNTER, pages_prefetched, "pages fetched ahead of a fault (sequential misses)")        \
+    X(COUNTER, home_writes_tracked, "hlrc: home pages the kernel reported written (no fault taken)") \
+    X(COUNTER, remote_doorbells, "wake-ups sent to service threads of ranks on other hosts")
 
 #define AGORA_STATS_CTYPE_COUNTER uint64_t
 #define AGORA_STATS_CTYPE_PEAK uint64_t

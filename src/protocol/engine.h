@@ -36,7 +36,48 @@ class EngineHost : public ComponentHost {
   // store made while a span is open is that span's (regc attributes stores
   // by page and rank; with several threads it must assume some are ordinary).
   virtual bool sole_application_thread() const { return false; }
+
+  // ---- home write tracking ----------------------------------------------------
+  // Whether the host can tell which home pages this rank wrote without the
+  // engine write-protecting them (Linux: userfaultfd write-protect in async
+  // mode, read back and re-armed with PAGEMAP_SCAN; the simulator: its record
+  // of stores). If so, a home page other ranks hold copies of stays writable.
+  virtual bool tracks_home_writes() const { return false; }
+  // From now on report this rank's writes to home pages [first, first+count).
+  virtual void track_home_writes(PageId first, PageId count) {
+    (void)first;
+    (void)count;
+  }
+  // Appends every tracked page written since it was last reported (or since
+  // tracking began) and re-arms it. A write racing with the call is reported
+  // now or next time, never lost.
+  virtual void collect_home_writes(std::vector<PageId> *written) { (void)written; }
+
+  // ---- one-sided reads (paper 004's fetch without the home's CPU) --------------
+  // This rank's exposed metadata (kHomeMetaBytes), which the engine keeps
+  // current (with a release fence after the frames it describes) and
+  // one-sided readers read; nullptr if the host offers no one-sided reads.
+  virtual std::byte *home_meta() { return nullptr; }
+  // Reads pages [first, first+count) homed at `home` without its CPU, in this
+  // order: marks them shared at the home (collect_newly_shared there), reads
+  // the first `meta_bytes` of the home's metadata, reads the pages. The engine
+  // gets the result later, through on_remote_read (never from inside this
+  // call). False if the host cannot (no one-sided transport, forced off, a
+  // page it cannot tell is allocated, the home is this rank): send a message.
+  virtual bool read_remote(Rank home, PageId first, uint32_t count, uint32_t meta_bytes) {
+    (void)home;
+    (void)first;
+    (void)count;
+    (void)meta_bytes;
+    return false;
+  }
+  // At a home: appends the home pages one-sided readers marked shared since
+  // the last call (each reported once per marking).
+  virtual void collect_newly_shared(std::vector<PageId> *pages) { (void)pages; }
 };
+
+// Bytes of a rank's exposed metadata (EngineHost::home_meta).
+constexpr size_t kHomeMetaBytes = 4096;
 
 class ProtocolEngine {
  public:
@@ -46,6 +87,15 @@ class ProtocolEngine {
   // the access may be retried (status 0) or must fail (negative status).
   virtual void on_fault(PageId page, Access need, Waiter *w) = 0;
   virtual void on_message(const MsgHeader &m, Payload p) = 0;
+  // A read_remote of this rank completed: the home's metadata, then `count`
+  // pages from `first`, as read (the pages no older than the metadata).
+  virtual void on_remote_read(Rank home, PageId first, uint32_t count, Payload meta, Payload pages) {
+    (void)home;
+    (void)first;
+    (void)count;
+    (void)meta;
+    (void)pages;
+  }
   // The access the engine currently grants this rank (for checks and tests).
   virtual Access local_access(PageId page) const = 0;
   // Access a home rank's application view starts with on its own pages
