@@ -48,14 +48,28 @@ void Runtime::track_home_writes(PageId first, PageId count) {
   if (last < first || home_of(first) != rank() || home_of(last) != rank())
     fatal("track_home_writes(%llu, %llu): not a run of this rank's home pages (an engine bug)",
           (unsigned long long)first, (unsigned long long)count);
+  // Arm only the pages not tracked yet: arming a tracked page again would
+  // drop a write to it not yet collected.
   std::string error;
-  for_each_view_run(first, count, [&](std::byte *addr, size_t len) {
-    // The engine leaves these pages writable on the strength of this: a
-    // failure here would lose writes, so it ends the job.
-    if (!write_tracker_.track(addr, len, &error))
-      fatal("cannot track writes to home pages %p..+%zu: %s (set AGORA_HOME_WRITES=trap)", (void *)addr, len,
-            error.c_str());
-  });
+  auto arm = [&](PageId gap_first, PageId gap_end) {
+    if (gap_first >= gap_end) return;
+    for_each_view_run(gap_first, gap_end - gap_first, [&](std::byte *addr, size_t len) {
+      // The engine leaves these pages writable on the strength of this: a
+      // failure here would lose writes, so it ends the job.
+      if (!write_tracker_.track(addr, len, &error))
+        fatal("cannot track writes to home pages %p..+%zu: %s (set AGORA_HOME_WRITES=trap)", (void *)addr, len,
+              error.c_str());
+    });
+  };
+  PageId cursor = first, end = first + count;
+  auto run = tracked_runs_.upper_bound(first);
+  if (run != tracked_runs_.begin()) --run;
+  for (; run != tracked_runs_.end() && run->first < end; ++run) {
+    if (run->first + run->second <= cursor) continue;
+    arm(cursor, std::min(run->first, end));
+    cursor = std::max(cursor, run->first + run->second);
+  }
+  arm(cursor, end);
   // Coalesce with the runs it overlaps or touches.
   PageId lo = first, hi = first + count;
   auto it = tracked_runs_.upper_bound(lo);
