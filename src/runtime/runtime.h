@@ -260,7 +260,7 @@ class Runtime final : public EngineHost {
   // ---- one-sided reads (runtime_one_sided.cpp) ----
   // init: the metadata (before the engine, which may ask for home_meta), then
   // the windows (collective; after program mode has grown the service view).
-  bool alloc_one_sided_meta(std::string *error);
+  void alloc_one_sided_meta();
   void open_one_sided();
   void close_one_sided();  // stop: collective, before MPI_Finalize
   // Can this rank tell, without asking `home`, that every page of [first,

@@ -29,18 +29,24 @@ constexpr uint32_t kMaxRemoteReadPages = 64;
 constexpr uint8_t kFlagMarked = 1, kFlagReported = 2;
 }  // namespace
 
-bool Runtime::alloc_one_sided_meta(std::string *error) {
-  // Every rank decides alike (the windows are collective): one-sided reads
-  // only if no rank asked for messages, and there is another rank to read.
-  bool wanted = transport_.allreduce_max(config_.fetch == FetchMode::Messages ? 1 : 0) == 0 && nranks() > 1;
-  if (!wanted) {
-    log_debug("one-sided reads: off (%s)", nranks() > 1 ? "AGORA_FETCH=messages" : "one rank");
-    return true;
+void Runtime::alloc_one_sided_meta() {
+  // No metadata is no error: reads take messages.
+  if (nranks() < 2) return;
+  PageId pages = range_.size / page_size();
+  std::string why = config_.fetch == FetchMode::Messages ? "AGORA_FETCH=messages" : "";
+  if (why.empty()) {
+    meta_bytes_ = kHomeMetaBytes + pages;
+    meta_ = platform::lazy_zero_alloc(meta_bytes_, &why);
   }
-  windowed_pages_ = range_.size / page_size();
-  meta_bytes_ = kHomeMetaBytes + windowed_pages_;
-  meta_ = platform::lazy_zero_alloc(meta_bytes_, error);
-  return meta_ != nullptr;
+  // Every rank decides alike (the windows are collective): one-sided reads
+  // only if every rank wants them and has its metadata.
+  if (transport_.allreduce_max(meta_ ? 0 : 1) != 0) {
+    log_debug("one-sided reads: off (%s)", why.empty() ? "another rank cannot have them" : why.c_str());
+    platform::lazy_zero_free(meta_, meta_bytes_);
+    meta_ = nullptr;
+    return;
+  }
+  windowed_pages_ = pages;
 }
 
 void Runtime::open_one_sided() {

@@ -77,7 +77,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   if (!observe_start(config_, rank(), nranks(), kBase, platform::kPageSize, bytes / platform::kPageSize, error))
     return false;
   open_write_tracker();
-  if (!alloc_one_sided_meta(error)) return false;
+  alloc_one_sided_meta();
   EngineOptions engine_options;
   engine_options.intervals = config_.intervals;
   engine_ = protocol_create(config_.protocol, *this, engine_options);
