@@ -20,6 +20,12 @@ enum class ServiceMode { Adaptive, Poll };
 enum class WaitMode { Auto, Spin, Block };
 // hlrc: when an interval ends (see src/protocol/hlrc/hlrc_engine.h).
 enum class IntervalPolicy { Lazy, Aggressive };
+// How pages homed elsewhere are read when the engine allows either path:
+// one-sided MPI RMA where the host can (Auto), or always by message.
+enum class FetchMode { Auto, Messages };
+// How a home learns which of its pages it wrote: the kernel's write
+// tracking where available (Auto), or write-protect traps.
+enum class HomeWritesMode { Auto, Trap };
 
 // The largest AGORA_MEMORY accepted (options.def says why).
 constexpr uint64_t kMaxMemoryBytes = 40ull << 40;
@@ -40,6 +46,8 @@ struct Config {
   ServiceMode service = ServiceMode::Adaptive;  // AGORA_SERVICE
   uint32_t service_sleep_us = 1000;     // AGORA_SERVICE_SLEEP_US: longest idle nap of the service thread
   WaitMode wait = WaitMode::Auto;       // AGORA_WAIT: auto, spin or block
+  FetchMode fetch = FetchMode::Auto;    // AGORA_FETCH: auto (one-sided where possible) or messages
+  HomeWritesMode home_writes = HomeWritesMode::Auto;  // AGORA_HOME_WRITES: auto or trap
   bool debug = false;                   // AGORA_DEBUG
   uint32_t threads_per_rank = 1;        // AGORA_THREADS_PER_RANK: agora_thread_create placement
   IntervalPolicy intervals = IntervalPolicy::Lazy;  // AGORA_INTERVALS (hlrc): lazy or aggressive

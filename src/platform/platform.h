@@ -94,6 +94,11 @@ bool vm_protect(void *addr, size_t len, Access access);
 // memory back to the system (vm_discard_linux.cpp).
 bool vm_discard(const GlobalRange &range, size_t offset, size_t len);
 
+// Zeroed read-write memory of `bytes` that takes no memory until touched
+// (lazy_memory_linux.cpp); nullptr (and *error) if it cannot be mapped.
+std::byte *lazy_zero_alloc(size_t bytes, std::string *error);
+void lazy_zero_free(std::byte *p, size_t bytes);
+
 // A child made by fork() gets neither view (MADV_DONTFORK; the memory
 // object's descriptor is closed in the child too), so it can neither change
 // the job's memory nor wait on a protocol whose ranks it is not part of.

@@ -24,6 +24,7 @@
 //   runtime_threads.cpp    fork-join threads, finalize's wait for them
 //   runtime_thread_sync.cpp, runtime_thread_reduce.cpp  sync among threads
 //   runtime_stats.cpp      statistics at finalize   program_windows_setup.cpp, global_stacks.cpp
+//   runtime_home_writes.cpp  home write tracking    runtime_one_sided.cpp  one-sided reads
 // Process-wide helpers they share (fault target, thread tokens): runtime_internal.h.
 // MPI is reached only through transport_ (src/transport/mpi).
 #pragma once
@@ -41,6 +42,7 @@
 #include "memory/address_space.h"
 #include "memory/arena_allocator.h"
 #include "platform/platform.h"
+#include "platform/write_tracker_linux.h"
 #include "protocol/engine.h"
 #include "sync/barrier_service.h"
 #include "sync/collective_ledger.h"
@@ -53,6 +55,7 @@
 #include "sync/thread_barrier_service.h"
 #include "sync/thread_reduce_service.h"
 #include "sync/thread_service.h"
+#include "transport/mpi/mpi_one_sided.h"
 #include "transport/mpi/mpi_transport.h"
 
 namespace agora {
@@ -88,6 +91,15 @@ class Runtime final : public EngineHost {
   bool sole_application_thread() const override {
     return threads_->running() + (main_finalizing_ ? 0 : 1) <= 1;
   }
+  // Home write tracking (runtime_home_writes.cpp): the kernel's, when
+  // AGORA_HOME_WRITES=auto and this kernel can.
+  bool tracks_home_writes() const override { return write_tracker_.available(); }
+  void track_home_writes(PageId first, PageId count) override;
+  void collect_home_writes(std::vector<PageId> *written) override;
+  // One-sided reads (runtime_one_sided.cpp), AGORA_FETCH=auto.
+  std::byte *home_meta() override;
+  bool read_remote(Rank home, PageId first, uint32_t count, uint32_t meta_bytes) override;
+  void collect_newly_shared(std::vector<PageId> *pages) override;
 
   // ---- API operations (called without the lock held) ----
   // The fault path (runtime_faults.cpp).
@@ -237,6 +249,30 @@ class Runtime final : public EngineHost {
   // ---- statistics (runtime_stats.cpp) ----
   void report_stats();
 
+  // ---- home write tracking (runtime_home_writes.cpp) ----
+  // init, before the engine: AGORA_HOME_WRITES=auto opens the kernel's tracker.
+  void open_write_tracker();
+  // Freed pages are no longer tracked (lock_ held).
+  void untrack_home_writes(PageId first, PageId count);
+  // The application-view address runs of pages [first, first+count).
+  void for_each_view_run(PageId first, PageId count, const std::function<void(std::byte *, size_t)> &fn) const;
+
+  // ---- one-sided reads (runtime_one_sided.cpp) ----
+  // init: the metadata (before the engine, which may ask for home_meta), then
+  // the windows (collective; after program mode has grown the service view).
+  void alloc_one_sided_meta();
+  void open_one_sided();
+  void close_one_sided();  // stop: collective, before MPI_Finalize
+  // Can this rank tell, without asking `home`, that every page of [first,
+  // first+count) is allocated and homed there?
+  bool known_allocated_at(Rank home, PageId first, PageId count) const;
+  // lock_ held: hands up to `budget` completed reads to the engine.
+  int deliver_remote_reads(int budget);
+  // A placed run opened or closed (placed_memory.cpp's hooks): the flags
+  // scanned for newly shared pages.
+  void one_sided_placed_opened(const CollectiveRun &run);
+  void one_sided_placed_closed(PageId first, PageId count);
+
   // ---- doorbells (runtime_doorbells.cpp); Doorbell is declared with doorbells_ below ----
   struct Doorbell;
   void exchange_doorbells();
@@ -311,6 +347,29 @@ class Runtime final : public EngineHost {
   };
   std::vector<Doorbell> doorbells_;
   std::atomic<int> service_tid_{0};
+
+  // Home write tracking: the tracker (open only with AGORA_HOME_WRITES=auto
+  // where the kernel can), and the runs tracked, first page -> count,
+  // coalesced (under lock_).
+  platform::WriteTracker write_tracker_;
+  std::map<PageId, PageId> tracked_runs_;
+  // One-sided reads: the windows; this rank's metadata (kHomeMetaBytes, then
+  // a flag byte per page of the range: 1 marked by a reader, 2 reported);
+  // pages [0, windowed_pages_) are in the windows.
+  MpiOneSided one_sided_;
+  std::byte *meta_ = nullptr;
+  size_t meta_bytes_ = 0;
+  PageId windowed_pages_ = 0;
+  bool one_sided_decided_ = false;  // the windows opened, or could not
+  PageId placed_flags_end_ = 0;  // flags of the placed region are scanned up to here
+  struct RemoteRead {
+    Rank home;
+    PageId first;
+    uint32_t count;
+    std::vector<std::byte> meta, pages;
+  };
+  std::vector<RemoteRead> remote_reads_;  // completed, for the engine (under lock_)
+  bool remote_read_failed_ = false;       // an MPI error was reported once
 };
 
 }  // namespace agora

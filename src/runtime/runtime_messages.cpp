@@ -36,7 +36,12 @@ void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
 }
 
 int Runtime::poll_locked(int budget) {
-  return transport_.poll([this](const MsgHeader &m, Payload p) { dispatch(m, p); }, budget);
+  // One-sided reads completed first: the engine never hears of one from
+  // inside read_remote.
+  int delivered = deliver_remote_reads(budget);
+  if (delivered == budget) return delivered;
+  return delivered +
+         transport_.poll([this](const MsgHeader &m, Payload p) { dispatch(m, p); }, budget - delivered);
 }
 
 void Runtime::dispatch(const MsgHeader &m, Payload p) {

@@ -76,6 +76,8 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   if (!reserve_global_memory(&bytes, error)) return false;
   if (!observe_start(config_, rank(), nranks(), kBase, platform::kPageSize, bytes / platform::kPageSize, error))
     return false;
+  open_write_tracker();
+  alloc_one_sided_meta();
   EngineOptions engine_options;
   engine_options.intervals = config_.intervals;
   engine_ = protocol_create(config_.protocol, *this, engine_options);
@@ -84,6 +86,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   platform::vm_protect((void *)space_->addr_of(space_->arena_first_page(rank())),
                        space_->arena_pages() * page, engine_->home_access());
   if (program_request() && !setup_program_windows(error)) return false;
+  open_one_sided();  // collective; the service view does not move from here on
   store_trace_set_global_memory(*space_);  // what traced stores may record
 
   create_sync_services();
@@ -181,6 +184,7 @@ int Runtime::stop() {
   }
   running_ = false;
   service_.join();
+  close_one_sided();  // collective: no rank reads another's windows any more
   report_doorbells();
   report_stats();
   observe_stop();  // writes the trace and profile files
@@ -193,6 +197,7 @@ int Runtime::stop() {
   log_set_abort_hook(nullptr);
   std::string ignored;
   platform::fork_child_hook_install(nullptr, &ignored);
+  write_tracker_.close();
   platform::vm_release(&range_);
   return 0;
 }

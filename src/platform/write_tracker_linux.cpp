@@ -1,0 +1,194 @@
+#include "platform/write_tracker_linux.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+// The ABI of Linux 6.7+ that older headers (Debian 12's are 6.1) lack.
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1
+#endif
+#ifndef UFFD_FEATURE_WP_HUGETLBFS_SHMEM
+#define UFFD_FEATURE_WP_HUGETLBFS_SHMEM (1 << 12)
+#endif
+#ifndef UFFD_FEATURE_WP_UNPOPULATED
+#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
+#endif
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC (1 << 15)
+#endif
+#ifndef PAGEMAP_SCAN
+#define PM_SCAN_WP_MATCHING (1 << 0)
+#define PM_SCAN_CHECK_WPASYNC (1 << 1)
+#define PAGE_IS_WPALLOWED (1 << 0)
+#define PAGE_IS_WRITTEN (1 << 1)
+struct page_region {
+  __u64 start, end, categories;
+};
+struct pm_scan_arg {
+  __u64 size, flags, start, end, walk_end, vec, vec_len, max_pages, category_inverted, category_mask,
+      category_anyof_mask, return_mask;
+};
+#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
+#endif
+
+namespace agora::platform {
+
+namespace {
+constexpr size_t kPage = 4096;
+std::string errno_text(const char *what) { return std::string(what) + ": " + std::strerror(errno); }
+}  // namespace
+
+WriteTracker::~WriteTracker() { close(); }
+
+void WriteTracker::close() {
+  if (uffd_ >= 0) ::close(uffd_);
+  if (pagemap_ >= 0) ::close(pagemap_);
+  uffd_ = pagemap_ = -1;
+}
+
+bool WriteTracker::open(std::string *why) {
+  close();
+  // User-mode-only faults are what an unprivileged process may ask for
+  // (vm.unprivileged_userfaultfd=0); write-protect faults are user-mode anyway.
+  int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+  if (uffd < 0) {
+    *why = errno_text("userfaultfd");
+    return false;
+  }
+  uffdio_api api{};
+  api.api = UFFD_API;
+  api.features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_HUGETLBFS_SHMEM | UFFD_FEATURE_WP_UNPOPULATED;
+  if (ioctl(uffd, UFFDIO_API, &api) != 0) {
+    *why = errno_text("userfaultfd asynchronous write-protect (UFFDIO_API, Linux 6.7+)");
+    ::close(uffd);
+    return false;
+  }
+  int pagemap = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (pagemap < 0) {
+    *why = errno_text("open /proc/self/pagemap");
+    ::close(uffd);
+    return false;
+  }
+  uffd_ = uffd;
+  pagemap_ = pagemap;
+  if (!probe(why)) {
+    close();
+    return false;
+  }
+  return true;
+}
+
+// The whole round on a scratch memfd: arm, write one page, scan (exactly
+// that page), scan again (nothing). Catches a kernel that accepts the
+// features but lacks PAGEMAP_SCAN, or a filter that blocks one ioctl.
+bool WriteTracker::probe(std::string *why) {
+  const size_t pages = 4, len = pages * kPage;
+  int fd = memfd_create("agora-write-probe", MFD_CLOEXEC);
+  if (fd < 0) {
+    *why = errno_text("memfd_create (probe)");
+    return false;
+  }
+  void *mem = MAP_FAILED;
+  if (ftruncate(fd, (off_t)len) == 0) mem = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (mem == MAP_FAILED) {
+    *why = errno_text("probe mapping");
+    return false;
+  }
+  bool ok = false;
+  std::vector<Run> first, second;
+  if (!track(mem, len, why)) {
+  } else if (((volatile char *)mem)[kPage] = 1, !collect(mem, len, &first, why)) {
+  } else if (!collect(mem, len, &second, why)) {
+  } else if (first.size() != 1 || first[0].addr != (uintptr_t)mem + kPage || first[0].pages != 1 ||
+             !second.empty()) {
+    *why = "the kernel's report of written pages is not what was written (probe)";
+  } else {
+    ok = true;
+  }
+  std::string ignored;
+  untrack(mem, len, &ignored);
+  munmap(mem, len);
+  return ok;
+}
+
+bool WriteTracker::track(void *addr, size_t len, std::string *error) {
+  if (uffd_ < 0) {
+    *error = "write tracking is not available";
+    return false;
+  }
+  uffdio_register reg{};
+  reg.range.start = (uintptr_t)addr;
+  reg.range.len = len;
+  reg.mode = UFFDIO_REGISTER_MODE_WP;
+  if (ioctl(uffd_, UFFDIO_REGISTER, &reg) != 0) {
+    *error = errno_text("UFFDIO_REGISTER");
+    return false;
+  }
+  uffdio_writeprotect wp{};
+  wp.range = reg.range;
+  wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
+  if (ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp) != 0) {
+    *error = errno_text("UFFDIO_WRITEPROTECT");
+    return false;
+  }
+  return true;
+}
+
+bool WriteTracker::untrack(void *addr, size_t len, std::string *error) {
+  if (uffd_ < 0) return true;
+  uffdio_range range{};
+  range.start = (uintptr_t)addr;
+  range.len = len;
+  if (ioctl(uffd_, UFFDIO_UNREGISTER, &range) != 0) {
+    *error = errno_text("UFFDIO_UNREGISTER");
+    return false;
+  }
+  return true;
+}
+
+bool WriteTracker::collect(void *addr, size_t len, std::vector<Run> *written, std::string *error) {
+  if (uffd_ < 0) {
+    *error = "write tracking is not available";
+    return false;
+  }
+  page_region regions[64];
+  pm_scan_arg arg{};
+  arg.size = sizeof arg;
+  arg.flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC;  // report written pages and re-arm them
+  arg.start = (uintptr_t)addr;
+  arg.end = (uintptr_t)addr + len;
+  arg.vec = (uintptr_t)regions;
+  arg.vec_len = sizeof regions / sizeof regions[0];
+  arg.category_mask = PAGE_IS_WRITTEN;
+  arg.return_mask = PAGE_IS_WRITTEN;
+  for (;;) {
+    long n = ioctl(pagemap_, PAGEMAP_SCAN, &arg);
+    if (n < 0) {
+      *error = errno_text("PAGEMAP_SCAN");
+      return false;
+    }
+    for (long i = 0; i < n; ++i) {
+      uintptr_t start = regions[i].start;
+      size_t pages = (regions[i].end - regions[i].start) / kPage;
+      // A run cut where one scan's vector filled continues in the next.
+      if (!written->empty() && written->back().addr + written->back().pages * kPage == start)
+        written->back().pages += pages;
+      else
+        written->push_back({start, pages});
+    }
+    // The walk stops early only when the vector is full.
+    if (arg.walk_end >= arg.end || n == 0) break;
+    arg.start = arg.walk_end;
+  }
+  return true;
+}
+
+}  // namespace agora::platform

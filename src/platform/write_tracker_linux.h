@@ -1,0 +1,54 @@
+// Which pages of a shared mapping this process wrote, without a trap per
+// page: userfaultfd write-protect in asynchronous mode (the kernel resolves a
+// write to an armed page itself, ~0.8 us, and records it) read back and
+// re-armed atomically by the PAGEMAP_SCAN ioctl of /proc/self/pagemap
+// (Linux 6.7+). Only writes through the tracked mapping count: a write
+// through another mapping of the same memory (the service view) is not
+// reported. mprotect leaves a page's armed state alone.
+//
+// open() probes the whole mechanism on a scratch mapping; if any step fails
+// (an older kernel, seccomp, no permission) the tracker is unavailable and
+// says why, and callers keep write-protect traps.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace agora::platform {
+
+class WriteTracker {
+ public:
+  WriteTracker() = default;
+  ~WriteTracker();
+  WriteTracker(const WriteTracker &) = delete;
+  WriteTracker &operator=(const WriteTracker &) = delete;
+
+  // True if tracking works here; otherwise *why says what failed.
+  bool open(std::string *why);
+  bool available() const { return uffd_ >= 0; }
+  void close();
+
+  // Starts tracking [addr, addr+len) (page aligned, inside MAP_SHARED
+  // mappings of shmem/memfd): registers it and arms every page, so a later
+  // write is reported. Tracking a range again re-arms it.
+  bool track(void *addr, size_t len, std::string *error);
+  // Stops tracking [addr, addr+len): its pages are no longer reported.
+  bool untrack(void *addr, size_t len, std::string *error);
+
+  struct Run {
+    uintptr_t addr;  // page aligned
+    size_t pages;
+  };
+  // Appends the pages of [addr, addr+len) (a tracked range) written since
+  // they were last reported, as runs in address order, and re-arms them. A
+  // write racing with the call is reported now or by the next call.
+  bool collect(void *addr, size_t len, std::vector<Run> *written, std::string *error);
+
+ private:
+  bool probe(std::string *why);
+  int uffd_ = -1;
+  int pagemap_ = -1;
+};
+
+}  // namespace agora::platform

@@ -1,0 +1,164 @@
+// One-sided reads for the engine (EngineHost::read_remote, home_meta,
+// collect_newly_shared): a page homed on a computing rank is read with MPI
+// RMA from its service view, without that rank's CPU (paper 004's fetch).
+//
+// Each rank exposes two windows (transport/mpi/mpi_one_sided.h): the
+// service view of the range (the frames), and its metadata: kHomeMetaBytes
+// the engine keeps current, then one flag byte per page that readers set to
+// 1 ("a copy of this page left without the home's knowledge"); the home
+// reports such pages once (collect_newly_shared) and sets them to 2. A
+// reader marks, then reads the metadata, then the pages, each step complete
+// before the next: the home sees the mark before the data was read, and the
+// data is no older than the metadata.
+//
+// Only pages this rank knows to be allocated are read one-sided; another
+// rank's agora_malloc heap is known only to its home, whose reply to a
+// message says when memory was freed.
+#include <algorithm>
+#include <cstring>
+
+#include "common/log.h"
+#include "runtime/runtime.h"
+
+namespace agora {
+
+namespace {
+// Pages one read may cover: a bound on the bytes one MPI_Get moves while the
+// runtime's lock is held (64 pages: 256 KiB, ~15 us over shared memory).
+constexpr uint32_t kMaxRemoteReadPages = 64;
+constexpr uint8_t kFlagMarked = 1, kFlagReported = 2;
+}  // namespace
+
+void Runtime::alloc_one_sided_meta() {
+  // No metadata is no error: reads take messages.
+  if (nranks() < 2) return;
+  PageId pages = range_.size / page_size();
+  std::string why = config_.fetch == FetchMode::Messages ? "AGORA_FETCH=messages" : "";
+  if (why.empty()) {
+    meta_bytes_ = kHomeMetaBytes + pages;
+    meta_ = platform::lazy_zero_alloc(meta_bytes_, &why);
+  }
+  // Every rank decides alike (the windows are collective): one-sided reads
+  // only if every rank wants them and has its metadata.
+  if (transport_.allreduce_max(meta_ ? 0 : 1) != 0) {
+    log_debug("one-sided reads: off (%s)", why.empty() ? "another rank cannot have them" : why.c_str());
+    platform::lazy_zero_free(meta_, meta_bytes_);
+    meta_ = nullptr;
+    return;
+  }
+  windowed_pages_ = pages;
+}
+
+void Runtime::open_one_sided() {
+  one_sided_decided_ = true;
+  if (!meta_) return;
+  std::string error;
+  // The frames: the range's service view as mapped now (program mode has
+  // grown and maybe moved it already; its window pages stay two-sided).
+  if (!one_sided_.open(range_.service_view, range_.size, meta_, meta_bytes_, &error)) {
+    log_debug("one-sided reads: off, %s", error.c_str());
+    return;
+  }
+  log_debug("one-sided reads: on (MPI windows over %s of frames)", platform::human_bytes(range_.size).c_str());
+}
+
+void Runtime::close_one_sided() {
+  one_sided_.close();
+  platform::lazy_zero_free(meta_, meta_bytes_);
+  meta_ = nullptr;
+}
+
+std::byte *Runtime::home_meta() {
+  // The metadata exists before the windows open (an engine built before
+  // them may ask); once they could not open, there is none to keep.
+  return one_sided_.is_open() || !one_sided_decided_ ? meta_ : nullptr;
+}
+
+bool Runtime::known_allocated_at(Rank home, PageId first, PageId count) const {
+  PageId end = first + count;
+  if (first < space_->collective_capacity_pages()) {
+    if (end > space_->collective_pages_used()) return false;
+  } else if (space_->in_placed_region(first)) {
+    CollectiveRun run;
+    if (!space_->placed_find(first, &run) || end > run.first + run.count) return false;
+  } else {
+    return false;  // another rank's agora_malloc heap: only its home knows
+  }
+  for (PageId p = first; p < end; ++p)  // count is small (kMaxRemoteReadPages)
+    if (home_of(p) != home) return false;
+  return true;
+}
+
+bool Runtime::read_remote(Rank home, PageId first, uint32_t count, uint32_t meta_bytes) {
+  if (!one_sided_.is_open() || home == rank() || home < 0 || home >= nranks()) return false;
+  if (count == 0 || count > kMaxRemoteReadPages || meta_bytes > kHomeMetaBytes) return false;
+  if (first >= windowed_pages_ || count > windowed_pages_ - first) return false;
+  if (!known_allocated_at(home, first, count)) return false;
+  RemoteRead r{home, first, count, std::vector<std::byte>(meta_bytes), std::vector<std::byte>(count * page_size())};
+  std::string error;
+  if (!one_sided_.read_marked(home, kHomeMetaBytes + first, count, r.meta.data(), meta_bytes, first * page_size(),
+                              r.pages.data(), r.pages.size(), &error)) {
+    // The marks may have landed: harmless (the home reports a page shared
+    // that it may not be). The engine asks the home instead.
+    if (!remote_read_failed_) log_error("one-sided read from rank %d failed, using messages: %s", home, error.c_str());
+    remote_read_failed_ = true;
+    return false;
+  }
+  stats_.one_sided_reads++;
+  remote_reads_.push_back(std::move(r));
+  // With AGORA_WAIT=block the faulting thread sleeps until the service
+  // thread completes its wait: wake it to deliver this.
+  if (block_waits_ && rank() < (Rank)doorbells_.size() && doorbells_[rank()].pid) ring(doorbells_[rank()]);
+  return true;
+}
+
+int Runtime::deliver_remote_reads(int budget) {
+  int delivered = 0;
+  // The engine may start another read while it takes one: take from the front.
+  while (delivered < budget && !remote_reads_.empty()) {
+    RemoteRead r = std::move(remote_reads_.front());
+    remote_reads_.erase(remote_reads_.begin());
+    engine_->on_remote_read(r.home, r.first, r.count, {r.meta.data(), r.meta.size()},
+                            {r.pages.data(), r.pages.size()});
+    ++delivered;
+  }
+  return delivered;
+}
+
+void Runtime::one_sided_placed_opened(const CollectiveRun &run) {
+  if (meta_) placed_flags_end_ = std::max(placed_flags_end_, std::min(run.first + run.count, windowed_pages_));
+}
+
+void Runtime::one_sided_placed_closed(PageId first, PageId count) {
+  // A later allocation of these pages starts unshared.
+  if (meta_ && first < windowed_pages_)
+    std::memset(meta_ + kHomeMetaBytes + first, 0, std::min(count, windowed_pages_ - first));
+}
+
+void Runtime::collect_newly_shared(std::vector<PageId> *pages) {
+  if (!one_sided_.is_open()) return;
+  one_sided_.sync_meta();  // readers' marks, visible to the loads below
+  std::byte *flags = meta_ + kHomeMetaBytes;
+  // Only collective and placed pages are ever marked (another rank's heap is
+  // never read one-sided): scan those in use, a word at a time.
+  auto scan = [&](PageId lo, PageId hi) {
+    constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+    for (PageId w = lo & ~PageId(7); w < hi; w += 8) {
+      uint64_t word = __atomic_load_n((uint64_t *)(flags + w), __ATOMIC_RELAXED);
+      uint64_t x = word ^ kOnes;  // a byte equal to 1 is now 0
+      if (((x - kOnes) & ~x & kHighs) == 0) continue;
+      for (PageId p = std::max(w, lo); p < std::min(w + 8, hi); ++p) {
+        uint8_t expected = kFlagMarked;
+        // A reader marking again writes 1 again: reported again, harmlessly.
+        if (__atomic_compare_exchange_n((uint8_t *)(flags + p), &expected, kFlagReported, false,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+          pages->push_back(p);
+      }
+    }
+  };
+  scan(0, std::min<PageId>(space_->collective_pages_used(), windowed_pages_));
+  scan(space_->placed_first_page(), placed_flags_end_);
+  one_sided_.sync_meta();  // the 2s, before readers look again
+}
+
+}  // namespace agora
