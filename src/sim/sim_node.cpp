@@ -79,7 +79,8 @@ Rank SimNode::manager_of(uint64_t object) const {
 
 bool SimNode::page_allocated(PageId page) const {
   const SimOptions &o = options_;
-  if (page < o.pages || page >= o.total_pages()) return true;
+  if (page >= o.total_pages()) return false;  // names of sync objects only: no memory
+  if (page < o.pages) return true;
   if (page - o.placed_first() < o.placed_pages) return home_of(page) >= 0;
   Rank owner = home_of(page);
   return owner == rank_ && arena_->page_live(page - o.arena_first(owner));
