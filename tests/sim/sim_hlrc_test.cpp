@@ -235,3 +235,86 @@ TEST(SimHlrc, MutationsAreHarmlessWhereTheyDoNotApply) {
   EXPECT_EQ(caught_with(M::NewlySharedNoNotice, Host::Tracking, 50, true), 0);
   EXPECT_EQ(caught_with(M::InstallWithoutVersionCheck, Host::Tracking, 50, false), 0);
 }
+
+namespace {
+
+// An owner-computes sweep: each node writes every word of its block of
+// pages, then (after a barrier) reads the next node's block in order.
+RunResult owner_computes(Host host, uint32_t prefetch, int iterations) {
+  SimOptions o;
+  o.protocol = "hlrc";
+  o.seed = 1;
+  o.nodes = 2;
+  o.home_block = 32;
+  o.pages = 64;
+  o.page_size = 64;
+  o.track_home_writes = host != Host::Today;
+  o.one_sided = host == Host::OneSided;
+  o.engine.prefetch_max = prefetch;
+  ProgramShape shape;
+  shape.locks = 0;
+  shape.threads_per_node = 1;
+  const uint64_t words_per_block = o.home_block * o.page_size / 8;
+  auto block_of = [&](Rank n) {  // the first word of the block homed at n
+    for (PageId p = 0; p < o.pages; p += o.home_block)
+      if ((Rank)((p / o.home_block + o.seed) % o.nodes) == n) return p * (o.page_size / 8);
+    return uint64_t{0};
+  };
+  uint64_t value = 0;
+  for (Rank n = 0; n < o.nodes; ++n) {
+    std::vector<Op> ops;
+    const uint64_t mine = block_of(n), next = block_of((n + 1) % o.nodes);
+    for (int it = 0; it < iterations; ++it) {
+      for (uint64_t w = 0; w < words_per_block; ++w) ops.push_back({OpKind::Write, mine + w, ++value});
+      ops.push_back({OpKind::Barrier});
+      for (uint64_t w = 0; w < words_per_block; ++w) ops.push_back({OpKind::Read, next + w});
+      ops.push_back({OpKind::Barrier});
+    }
+    shape.given.push_back(std::move(ops));
+  }
+  return run_against_latest_write(o, shape);
+}
+
+}  // namespace
+
+TEST(SimHlrc, OwnerComputesCounts) {
+  // Counts, not times: the faults, messages and reads of 10 iterations of
+  // the sweep on 2 nodes (8 pages each), before and after issue 14.
+  struct Row {
+    const char *what;
+    Host host;
+    uint32_t prefetch;
+    RunResult r;
+  };
+  std::vector<Row> rows = {{"trap home writes, messages", Host::Today, 0, {}},
+                           {"  + prefetch 16", Host::Today, 16, {}},
+                           {"tracked home writes, messages", Host::Tracking, 0, {}},
+                           {"tracked, one-sided reads", Host::OneSided, 0, {}},
+                           {"  + prefetch 16", Host::OneSided, 16, {}}};
+  std::printf("%-31s %11s %12s %9s %10s %11s %11s\n", "owner-computes, 10 iterations", "read_faults",
+              "write_faults", "messages", "one_sided", "prefetched", "notices");
+  for (Row &row : rows) {
+    row.r = owner_computes(row.host, row.prefetch, 10);
+    ASSERT_TRUE(row.r.ok) << row.what << ": " << row.r.failure;
+    const Stats &t = row.r.totals;
+    std::printf("%-31s %11llu %12llu %9llu %10llu %11llu %11llu\n", row.what, (unsigned long long)t.read_faults,
+                (unsigned long long)t.write_faults, (unsigned long long)t.messages_sent,
+                (unsigned long long)t.one_sided_reads, (unsigned long long)t.pages_prefetched,
+                (unsigned long long)t.notices_applied);
+  }
+  const Stats &today = rows[0].r.totals, &today_prefetch = rows[1].r.totals, &tracked = rows[2].r.totals,
+              &one_sided = rows[3].r.totals, &all = rows[4].r.totals;
+  // Owners write without faulting.
+  EXPECT_GT(today.write_faults, 0u);
+  EXPECT_EQ(tracked.write_faults, 0u);
+  EXPECT_EQ(tracked.read_faults, today.read_faults);
+  EXPECT_GT(tracked.home_writes_tracked, 0u);
+  // One-sided: every miss is a read, and no fetch message is sent.
+  EXPECT_EQ(one_sided.one_sided_reads, one_sided.read_faults);
+  EXPECT_LT(one_sided.messages_sent, tracked.messages_sent);
+  // Prefetch: a sequential sweep of 32 pages misses 6 times (windows 0, 1,
+  // 2, 4, 8, 16), by message or one-sided.
+  EXPECT_LT(today_prefetch.read_faults * 4, today.read_faults);
+  EXPECT_LT(all.read_faults * 4, one_sided.read_faults);
+  EXPECT_GT(all.pages_prefetched, 0u);
+}
