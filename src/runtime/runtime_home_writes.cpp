@@ -123,8 +123,7 @@ void Runtime::collect_home_writes(std::vector<PageId> *written) {
       for (size_t i = 0; i < run.pages; ++i) {
         // A page freed since it was tracked is no concern of the engine's.
         if (!page_allocated(page + i)) continue;
-        written->push_back(page + i);
-        stats_.home_writes_tracked++;
+        written->push_back(page + i);  // the engine counts home_writes_tracked
       }
     }
   }

@@ -21,6 +21,8 @@ class SimCluster {
   std::mt19937_64 &rng() { return rng_; }
 
   void post(Rank src, Rank dst, const MsgHeader &m, Payload p) { network_.post(src, dst, m, p); }
+  // Steps delivered one at a time, in order, reorderable with everything else.
+  void post_steps(std::deque<std::function<void()>> steps) { network_.post_steps(std::move(steps)); }
   // Delivers the oldest message of a randomly chosen non-empty channel.
   bool deliver_one();
   size_t in_flight() const { return network_.in_flight(); }

@@ -15,6 +15,9 @@ class SimFaultyEngine final : public ProtocolEngine {
   const char *name() const override { return inner_.name(); }
   void on_fault(PageId page, Access need, Waiter *w) override { inner_.on_fault(page, need, w); }
   void on_message(const MsgHeader &m, Payload p) override { inner_.on_message(m, p); }
+  void on_remote_read(Rank home, PageId first, uint32_t count, Payload meta, Payload pages) override {
+    inner_.on_remote_read(home, first, count, meta, pages);
+  }
   Access local_access(PageId page) const override { return inner_.local_access(page); }
   Access home_access() const override { return inner_.home_access(); }
   bool carries_consistency() const override { return inner_.carries_consistency(); }

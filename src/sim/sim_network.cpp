@@ -7,21 +7,41 @@ void SimNetwork::post(Rank src, Rank dst, const MsgHeader &m, Payload p) {
   ++in_flight_;
 }
 
+void SimNetwork::post_steps(std::deque<std::function<void()>> steps) {
+  if (steps.empty()) return;
+  in_flight_ += steps.size();
+  sequences_[next_sequence_++] = std::move(steps);
+}
+
 bool SimNetwork::deliver_one(const Deliver &deliver) {
   if (in_flight_ == 0) return false;
-  size_t pick = rng_() % channels_.size();
-  auto it = channels_.begin();
-  // Walk from a random channel to the first non-empty one (deterministic order).
-  std::advance(it, pick);
-  for (size_t i = 0; i < channels_.size(); ++i) {
-    if (!it->second.empty()) break;
-    if (++it == channels_.end()) it = channels_.begin();
+  // Without sequences the pick is what it always was (seeds replay as before).
+  size_t pick = rng_() % (channels_.size() + sequences_.size());
+  if (pick < channels_.size()) {
+    auto it = channels_.begin();
+    // Walk from a random channel to the first non-empty one (deterministic order).
+    std::advance(it, pick);
+    for (size_t i = 0; i < channels_.size(); ++i) {
+      if (!it->second.empty()) break;
+      if (++it == channels_.end()) it = channels_.begin();
+    }
+    if (!it->second.empty()) {
+      Packet pkt = std::move(it->second.front());
+      it->second.pop_front();
+      --in_flight_;
+      ++delivered_;
+      deliver(it->first.second, pkt.header, {pkt.payload.data(), pkt.payload.size()});
+      return true;
+    }
+    pick = channels_.size();  // no message in flight: a step is
   }
-  Packet pkt = std::move(it->second.front());
-  it->second.pop_front();
+  auto seq = sequences_.begin();
+  std::advance(seq, pick - channels_.size());
+  std::function<void()> step = std::move(seq->second.front());
+  seq->second.pop_front();
+  if (seq->second.empty()) sequences_.erase(seq);
   --in_flight_;
-  ++delivered_;
-  deliver(it->first.second, pkt.header, {pkt.payload.data(), pkt.payload.size()});
+  step();
   return true;
 }
 

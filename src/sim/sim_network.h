@@ -23,8 +23,12 @@ class SimNetwork {
   // Hands the oldest message of a randomly chosen non-empty channel to
   // deliver; false if nothing is in flight.
   bool deliver_one(const Deliver &deliver);
+  // Steps run one per delivery, in order, in a channel of their own (a
+  // one-sided read: snapshots at moments apart, reorderable with every
+  // message and every other sequence).
+  void post_steps(std::deque<std::function<void()>> steps);
   size_t in_flight() const { return in_flight_; }
-  uint64_t delivered() const { return delivered_; }
+  uint64_t delivered() const { return delivered_; }  // messages only
 
  private:
   struct Packet {
@@ -33,7 +37,9 @@ class SimNetwork {
   };
   std::mt19937_64 &rng_;
   std::map<std::pair<Rank, Rank>, std::deque<Packet>> channels_;
-  size_t in_flight_ = 0;
+  std::map<uint64_t, std::deque<std::function<void()>>> sequences_;  // none empty
+  uint64_t next_sequence_ = 0;
+  size_t in_flight_ = 0;  // messages and steps
   uint64_t delivered_ = 0;
 };
 

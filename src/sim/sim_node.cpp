@@ -1,5 +1,6 @@
 #include "sim/sim_node.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/log.h"
@@ -23,6 +24,10 @@ SimNode::SimNode(SimCluster &cluster, Rank rank)
   const SimOptions &o = options_;
   frames_.assign(o.total_pages() * o.page_size, std::byte{0});
   view_.assign(o.total_pages(), kUnset);
+  tracked_.assign(o.total_pages(), 0);
+  written_.assign(o.total_pages(), 0);
+  marked_.assign(o.total_pages(), 0);
+  meta_.assign(kHomeMetaBytes / 4, 0);
   engine_ = protocol_create(o.protocol, *this, o.engine);
   if (!engine_) fatal("simulator: unknown protocol %s", o.protocol.c_str());
   home_access_ = engine_->home_access();
@@ -57,7 +62,7 @@ Rank SimNode::nranks() const { return options_.nodes; }
 size_t SimNode::page_size() const { return options_.page_size; }
 
 Rank SimNode::cyclic_home(PageId page) const {
-  return (Rank)((page + options_.seed) % (uint64_t)options_.nodes);
+  return (Rank)((page / std::max<size_t>(options_.home_block, 1) + options_.seed) % (uint64_t)options_.nodes);
 }
 
 Rank SimNode::home_of(PageId page) const {
@@ -79,7 +84,8 @@ Rank SimNode::manager_of(uint64_t object) const {
 
 bool SimNode::page_allocated(PageId page) const {
   const SimOptions &o = options_;
-  if (page < o.pages || page >= o.total_pages()) return true;
+  if (page >= o.total_pages()) return false;  // names of sync objects only: no memory
+  if (page < o.pages) return true;
   if (page - o.placed_first() < o.placed_pages) return home_of(page) >= 0;
   Rank owner = home_of(page);
   return owner == rank_ && arena_->page_live(page - o.arena_first(owner));
@@ -155,5 +161,73 @@ void SimNode::deliver(const MsgHeader &m, Payload p) {
 }
 
 bool SimNode::sole_application_thread() const { return options_.application_threads == 1; }
+
+void SimNode::track_home_writes(PageId first, PageId count) {
+  if (!options_.track_home_writes) fatal("simulator: node %d asked to track writes it does not track", rank_);
+  if (first > tracked_.size() || count > tracked_.size() - first)
+    fatal("simulator: node %d asked to track pages %llu..+%llu past its memory", rank_,
+          (unsigned long long)first, (unsigned long long)count);
+  std::fill(tracked_.begin() + first, tracked_.begin() + first + count, 1);
+}
+
+void SimNode::stored(PageId page) {
+  if (page < tracked_.size() && tracked_[page] && !written_[page]) {
+    written_[page] = 1;
+    written_list_.push_back(page);
+  }
+}
+
+void SimNode::collect_home_writes(std::vector<PageId> *written) {
+  for (PageId p : written_list_) written_[p] = 0;  // re-armed
+  written->insert(written->end(), written_list_.begin(), written_list_.end());
+  written_list_.clear();
+}
+
+std::byte *SimNode::home_meta() {
+  return options_.one_sided ? reinterpret_cast<std::byte *>(meta_.data()) : nullptr;
+}
+
+void SimNode::mark_shared(PageId page) {
+  if (!marked_[page]) {
+    marked_[page] = 1;
+    marked_list_.push_back(page);
+  }
+}
+
+void SimNode::collect_newly_shared(std::vector<PageId> *pages) {
+  for (PageId p : marked_list_) marked_[p] = 0;
+  pages->insert(pages->end(), marked_list_.begin(), marked_list_.end());
+  marked_list_.clear();
+}
+
+bool SimNode::read_remote(Rank home, PageId first, uint32_t count, uint32_t meta_bytes) {
+  if (!options_.one_sided || home == rank_ || home < 0 || home >= nranks() || count == 0 ||
+      meta_bytes > kHomeMetaBytes || first >= options_.total_pages() || count > options_.total_pages() - first)
+    return false;
+  SimNode &h = cluster_.node(home);
+  for (PageId p = first; p < first + count; ++p)
+    if (h.home_of(p) != home || !h.page_allocated(p)) return false;  // as the runtime, which cannot tell
+  // The marks first (the runtime flushes them before reading), then the
+  // meta and the pages at two moments, then the result: each a delivery.
+  for (PageId p = first; p < first + count; ++p) h.mark_shared(p);
+  stats_.one_sided_reads++;
+  struct Read {
+    std::vector<std::byte> meta, pages;
+  };
+  auto read = std::make_shared<Read>();
+  const size_t bytes = count * page_size();
+  std::deque<std::function<void()>> steps;
+  steps.push_back([&h, read, meta_bytes] {
+    const std::byte *m = h.home_meta();
+    read->meta.assign(m, m + meta_bytes);
+  });
+  steps.push_back([&h, read, first, bytes] { read->pages.assign(h.frame(first), h.frame(first) + bytes); });
+  steps.push_back([this, read, home, first, count] {
+    engine_->on_remote_read(home, first, count, {read->meta.data(), read->meta.size()},
+                            {read->pages.data(), read->pages.size()});
+  });
+  cluster_.post_steps(std::move(steps));
+  return true;
+}
 
 }  // namespace agora

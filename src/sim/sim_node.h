@@ -58,6 +58,18 @@ class SimNode final : public EngineHost {
   Rank home_of(PageId page) const override;
   bool page_allocated(PageId page) const override;
   bool sole_application_thread() const override;
+  // Write tracking and one-sided reads, when SimOptions asks for them.
+  bool tracks_home_writes() const override { return options_.track_home_writes; }
+  void track_home_writes(PageId first, PageId count) override;
+  void collect_home_writes(std::vector<PageId> *written) override;
+  std::byte *home_meta() override;
+  bool read_remote(Rank home, PageId first, uint32_t count, uint32_t meta_bytes) override;
+  void collect_newly_shared(std::vector<PageId> *pages) override;
+
+  // An application thread stored to `page` through this node's view (the
+  // testers call it for every store): write tracking records it, as the
+  // kernel does for a write-protect-tracked page.
+  void stored(PageId page);
 
   // What the application view of this node would allow (the simulated mprotect).
   Access access(PageId page) const;
@@ -99,6 +111,8 @@ class SimNode final : public EngineHost {
   void placed_opened(const CollectiveRun &run);
   void placed_closed(PageId first, PageId count);
   int free_local(uint64_t offset);
+  // A one-sided reader marked this home page shared.
+  void mark_shared(PageId page);
 
   SimCluster &cluster_;
   const SimOptions &options_;
@@ -125,6 +139,13 @@ class SimNode final : public EngineHost {
   std::deque<SimStartedThread> started_;
   std::optional<ArenaAllocator> arena_;
   PlacedRuns placed_;
+  // Write tracking: per page, tracked / written since last collected.
+  std::vector<uint8_t> tracked_, written_;
+  std::vector<PageId> written_list_;
+  // One-sided reads: marks not yet collected, and the exposed metadata.
+  std::vector<uint8_t> marked_;
+  std::vector<PageId> marked_list_;
+  std::vector<uint32_t> meta_;
 };
 
 }  // namespace agora

@@ -15,6 +15,9 @@ struct SimOptions {
   // The shared pages [0, pages), homed cyclically (shifted by the seed so
   // that every node is home to different pages across seeds), live from the start.
   size_t pages = 8;
+  // ... in blocks of this many consecutive pages per home (1: page by page),
+  // so that a node's misses to one home can be sequential (prefetch).
+  size_t home_block = 1;
   size_t page_size = 64;  // tiny pages: more sharing, more races per step
   uint64_t seed = 1;
   std::string protocol = "sc";
@@ -34,6 +37,14 @@ struct SimOptions {
   // without publishing this node's writes first.
   enum class ServiceFault { None, ThreadAcquireIgnoresRelease, FreeSkipsRelease };
   ServiceFault service_fault = ServiceFault::None;
+  // The host side of write tracking and one-sided reads (EngineHost): a
+  // node records the application's stores to the home pages it tracks
+  // (SimNode::stored) instead of the engine protecting them; one_sided reads
+  // pages of another node without it (SimNode::read_remote: the marks at
+  // once, then the meta and the pages as two snapshots at moments the
+  // network chooses, then the result).
+  bool track_home_writes = false;
+  bool one_sided = false;
   // Application threads per node, when the program runs a fixed number
   // (0: unknown). With 1, nodes report sole_application_thread() as a rank
   // running one thread does (regc relies on it to drop entries sooner).

@@ -35,6 +35,7 @@ inline bool sim_store(SimNode &node, uint64_t word, uint64_t value, Waiter &w) {
     return false;
   }
   std::memcpy(node.frame(page) + (word % per_page) * 8, &value, 8);
+  node.stored(page);
   return true;
 }
 

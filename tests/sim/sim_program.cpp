@@ -199,7 +199,9 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
   // counters[l]: the word lock l's increments go to.
   std::vector<uint64_t> counters;
   std::vector<std::vector<Op>> race_free;
-  if (shape.data_race_free)
+  if (!shape.given.empty())
+    race_free = shape.given;
+  else if (shape.data_race_free)
     race_free = generate_race_free(rng, shape, words, o.nodes * shape.threads_per_node, &counters);
   else
     for (int l = 0; l < shape.locks; ++l) counters.push_back(counter_base + l);
@@ -210,7 +212,7 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
       Thread &th = threads.emplace_back();
       th.node = n;
       th.index = t;
-      th.ops = shape.data_race_free ? std::move(race_free[threads.size() - 1])
+      th.ops = shape.data_race_free || !shape.given.empty() ? std::move(race_free.at(threads.size() - 1))
                                     : generate(rng, shape, counter_base, next_value, ends);
     }
   std::deque<NodeBarrier> barriers(o.nodes);
@@ -252,6 +254,7 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
       t.waiter.reset();
       t.waiter.status = 0;
       t.blocked = true;
+      (need == Access::Write ? result.totals.write_faults : result.totals.read_faults)++;
       node.engine().on_fault(w / words_per_page, need, &t.waiter);
     };
     switch (op.kind) {
@@ -279,6 +282,7 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
         }
         uint64_t v = op.kind == OpKind::Write ? op.value : t.reg + 1;
         *word_ptr(t.node, op.word) = v;
+        node.stored(op.word / words_per_page);
         on_write(t.node, op.word, v);
         if (op.kind == OpKind::WriteRegisterPlusOne)
           for (int l = 0; l < shape.locks; ++l)
@@ -385,6 +389,7 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
     }
   }
   result.messages = cluster.delivered();
+  for (Rank n = 0; n < o.nodes; ++n) result.totals.combine(cluster.node(n).stats());
   return result;
 }
 

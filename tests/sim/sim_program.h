@@ -46,6 +46,9 @@ struct ProgramShape {
   // reads them (it must see the producer's values: the post is a release,
   // the wait it satisfies an acquire) and owns them for the rest of the phase.
   int handoffs_per_phase = 0;
+  // A program written by the test instead (one op list per thread, node by
+  // node; data-race-free, no locks): e.g. an owner-computes sweep.
+  std::vector<std::vector<Op>> given;
 };
 
 struct RunResult {
@@ -53,6 +56,9 @@ struct RunResult {
   std::string failure;       // what went wrong, with the seed, for replay
   uint64_t steps = 0;
   uint64_t messages = 0;
+  // Every node's statistics combined; read_faults and write_faults count
+  // the accesses that went to the engine.
+  Stats totals;
 };
 
 // Checks a read: given node, word and the value the node saw, returns an

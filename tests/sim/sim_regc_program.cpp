@@ -164,6 +164,7 @@ RegcRunResult run_regc_program(const SimOptions &options, int threads_per_node, 
           return true;
         }
         *word_ptr(t.node, op.word) = op.value;
+        node.stored(op.word / words_per_page);
         oracle.write((int)ti, op.word, op.value);
         break;
       case RegcOpKind::Lock:

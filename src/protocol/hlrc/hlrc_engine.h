@@ -15,6 +15,15 @@
 // rank holds a copy: home pages are write-tracked only once another rank
 // has fetched them, so owner-computes codes pay nothing for their own pages.
 //
+// When the host tracks home writes (EngineHost::tracks_home_writes), a shared
+// home page is never write-protected: the host reports which tracked pages
+// the home wrote, and each interval's close turns them into notices. With
+// the host's one-sided reads as well, a miss reads the page (and the home's
+// applied-interval vector, home_meta) without the home's CPU; see
+// hlrc_remote_read.cpp for why that is safe. Sequential misses to one home
+// fetch the following pages too (hlrc_prefetch.cpp). docs/hlrc.md has the
+// whole argument.
+//
 // Intervals are per rank, shared by all its threads (paper 001 §4.2). They
 // end when lock ownership passes to another rank, at barriers and at thread
 // create/exit (lazy policy), or additionally at every lock acquire
@@ -28,6 +37,7 @@
 #include <vector>
 
 #include "protocol/engine.h"
+#include "protocol/hlrc/hlrc_prefetch.h"
 #include "protocol/shared/page_copies.h"
 #include "protocol/shared/write_notices.h"
 
@@ -39,6 +49,7 @@ class HlrcEngine final : public ProtocolEngine {
   const char *name() const override { return "hlrc"; }
   void on_fault(PageId page, Access need, Waiter *w) override;
   void on_message(const MsgHeader &m, Payload p) override;
+  void on_remote_read(Rank home, PageId first, uint32_t count, Payload meta, Payload pages) override;
   Access local_access(PageId page) const override;
   // Home pages start writable: a page no other rank has a copy of needs no
   // write notices (see cached_elsewhere).
@@ -56,10 +67,13 @@ class HlrcEngine final : public ProtocolEngine {
   void forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) override;
   void raise_page_floor(const std::vector<uint32_t> &floor) override;
 
+  // Most pages one fetch (message or one-sided read) may ask for.
+  static constexpr uint64_t kMaxFetchRun = 4096;
+
   enum Op : uint16_t {
-    kFetch = 1,  // requester -> home: a = page
-    kPage,       // home -> requester: a = page; payload = version[n] (u32) + page
-    kNack,       // home -> requester: a = page, b = status (not allocated)
+    kFetch = 1,  // requester -> home: a = first page, b = pages (0 counts as 1)
+    kPage,       // home -> requester: a = first page, b = pages; payload, per page:
+                 // u32 status (0: served, then version[n] (u32) + page; else refused)
     kDiffs,      // writer -> home: a = interval; payload = {u64 page, u32 size, diff}*
     kDiffsAck,   // home -> writer: a = interval
   };
@@ -70,18 +84,50 @@ class HlrcEngine final : public ProtocolEngine {
   struct PageState : PageCopy {
     VectorTime need;     // cached pages: versions the notices seen require
     VectorTime version;  // home pages: diffs applied, per creator
+    // Home pages whose writes the host tracks: how many times the marks of
+    // one-sided readers had been collected when tracking began.
+    uint64_t tracked_after_drain = 0;
   };
   bool is_home(PageId page) const { return host_.home_of(page) == host_.rank(); }
   PageState &state(PageId page);
 
   // ---- faults and page copies (hlrc_pages.cpp) ----
-  void fetch(PageId page, PageState &s);
+  // A miss on `page`: fetch it, and the pages after it when misses to its
+  // home are sequential.
+  void fetch_after_miss(PageId page, Access need);
+  // Marks [first, first+count) fetching and fetches them, one-sided if the
+  // host can, else by message.
+  void fetch_run(PageId first, uint32_t count);
+  void fetch_by_message(PageId first, uint32_t count);
   void on_page(const MsgHeader &m, Payload p);
+  // A copy of `page` arrived (by message or one-sided read), `version` its
+  // home's versions (or the home's applied-interval vector). Installs it, or
+  // drops it as a duplicate or as older than this rank requires (then
+  // refetches by message if a thread waits on it). `prefetched`: not the
+  // page that missed; `one_sided`: read without the home's CPU.
+  void receive_copy(PageId page, const VectorTime &version, const std::byte *data, bool prefetched,
+                    bool one_sided);
   void invalidate(PageId page, Rank creator, uint32_t index);
 
   // ---- home side (hlrc_home.cpp) ----
   void home_serve(const MsgHeader &m);
   void home_apply_diffs(const MsgHeader &m, Payload p);
+
+  // ---- home write tracking (hlrc_home_writes.cpp) ----
+  // A copy of a home page is about to leave: from now on the home's writes
+  // to it must produce notices (tracked by the host, or trapped).
+  void share_home(PageId page, PageState &s);
+  // At an interval's close: the tracked home pages written, and the pages
+  // one-sided readers newly shared (conservatively written), into dirty_.
+  void collect_home_writes();
+  // Publishes the applied-interval vector to one-sided readers (home_meta).
+  void publish_home_meta();
+
+  // ---- one-sided reads (hlrc_remote_read.cpp) ----
+  // The host tracks home writes and offers one-sided reads (both sides of
+  // a one-sided read run this engine, with the same host).
+  bool one_sided() const;
+  size_t home_meta_bytes() const { return 4 * (size_t)host_.nranks(); }
 
   // ---- intervals (hlrc_intervals.cpp) ----
   void close_interval();
@@ -104,6 +150,14 @@ class HlrcEngine final : public ProtocolEngine {
   // with sync operations) never makes a fetch of its reused pages wait for
   // a diff that will not come.
   VectorTime page_floor_;
+  // Home side of one-sided reads: the highest interval of each creator
+  // whose diffs this home has applied (its own: the last it closed), at
+  // least page_floor_; mirrored into host_.home_meta().
+  VectorTime applied_;
+  // Times the marks of one-sided readers were collected (collect_newly_shared).
+  uint64_t shared_drains_ = 0;
+  // Requester side: misses per home, to fetch ahead of sequential ones.
+  SequentialMisses prefetch_;
 };
 
 }  // namespace agora

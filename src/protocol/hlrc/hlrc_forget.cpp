@@ -37,6 +37,7 @@ void HlrcEngine::forget_pages(PageId first, PageId count, std::vector<uint32_t> 
 void HlrcEngine::raise_page_floor(const std::vector<uint32_t> &floor) {
   for (Rank i = 0; i < (Rank)floor.size() && i < host_.nranks(); ++i)
     vector_time_raise(&page_floor_, host_.nranks(), i, floor[i]);
+  publish_home_meta();  // one-sided readers check against the floor too
 }
 
 }  // namespace agora

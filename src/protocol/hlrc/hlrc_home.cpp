@@ -1,26 +1,40 @@
 // Home side of hlrc: serving page copies and applying diffs.
 
+#include <cstring>
+
 #include "common/log.h"
 #include "common/stats.h"
+#include "common/status.h"
 #include "protocol/hlrc/hlrc_engine.h"
 #include "protocol/shared/page_diff.h"
 
 namespace agora {
 
 void HlrcEngine::home_serve(const MsgHeader &m) {
-  PageId page = m.a;
-  if (!host_.page_allocated(page)) {
-    host_.send(m.src, {Channel::Protocol, kNack, 0, page, (uint64_t)(int64_t)-5, 0});
-    return;
-  }
-  PageState &s = state(page);
-  page_copy_share_home(host_, page, s);  // from now on the home's writes produce notices
+  const PageId first = m.a;
+  const uint64_t count = m.b ? m.b : 1;
+  if (count > kMaxFetchRun || first + count < first)
+    fatal("hlrc: malformed fetch of %llu pages from rank %d", (unsigned long long)count, m.src);
+  // One reply for the run: each page served, or refused if not allocated
+  // (a prefetched page past the end of an allocation; only a thread that
+  // touched it fails).
   std::vector<std::byte> reply;
-  reply.reserve(4 * (size_t)host_.nranks() + host_.page_size());
-  vector_time_append(s.version, host_.nranks(), &reply);
-  const std::byte *frame = host_.frame(page);
-  reply.insert(reply.end(), frame, frame + host_.page_size());
-  host_.send(m.src, {Channel::Protocol, kPage, 0, page, 0, 0}, {reply.data(), reply.size()});
+  reply.reserve(count * (4 + 4 * (size_t)host_.nranks() + host_.page_size()));
+  for (PageId page = first; page < first + count; ++page) {
+    if (!is_home(page) || !host_.page_allocated(page)) {
+      const int32_t refused = AGORA_ERR_BAD_POINTER;
+      const std::byte *b = reinterpret_cast<const std::byte *>(&refused);
+      reply.insert(reply.end(), b, b + 4);
+      continue;
+    }
+    PageState &s = state(page);
+    share_home(page, s);  // from now on the home's writes produce notices
+    reply.insert(reply.end(), 4, std::byte{0});
+    vector_time_append(s.version, host_.nranks(), &reply);
+    const std::byte *frame = host_.frame(page);
+    reply.insert(reply.end(), frame, frame + host_.page_size());
+  }
+  host_.send(m.src, {Channel::Protocol, kPage, 0, first, count, 0}, {reply.data(), reply.size()});
 }
 
 void HlrcEngine::home_apply_diffs(const MsgHeader &m, Payload p) {
@@ -33,6 +47,10 @@ void HlrcEngine::home_apply_diffs(const MsgHeader &m, Payload p) {
     vector_time_raise(&state(page).version, host_.nranks(), m.src, interval);
   });
   if (!ok) fatal("hlrc: malformed diffs from rank %d", m.src);
+  // Diffs of one creator arrive in interval order: every one up to this
+  // interval that names a page homed here is now applied.
+  vector_time_raise(&applied_, host_.nranks(), m.src, interval);
+  publish_home_meta();
   host_.send(m.src, {Channel::Protocol, kDiffsAck, 0, interval, 0, 0});
 }
 

@@ -13,6 +13,7 @@
 namespace agora {
 
 void HlrcEngine::close_interval() {
+  collect_home_writes();  // tracked home pages written, newly shared ones
   if (dirty_.empty()) return;
   const uint32_t index = notices_.time()[host_.rank()] + 1;
   const size_t size = host_.page_size();
@@ -21,8 +22,9 @@ void HlrcEngine::close_interval() {
     PageState &s = state(page);
     AGORA_ASSERT(s.dirty && page_copy_consistent(host_, page, s, false));
     // Protect before diffing: a later write by any thread of this rank
-    // faults and starts the next interval's twin.
-    if (s.access == Access::Write) {
+    // faults and starts the next interval's twin. (A home page whose writes
+    // the host tracks stays writable: the host reports the next write.)
+    if (s.access == Access::Write && !s.writes_tracked) {
       s.access = Access::Read;
       host_.set_access(page, Access::Read);
     }
@@ -48,6 +50,10 @@ void HlrcEngine::close_interval() {
   }
   notices_.add_own(dirty_);
   dirty_.clear();
+  // One-sided readers of this home's pages need this interval's writes
+  // (already in the frames) once its notices are out.
+  vector_time_raise(&applied_, host_.nranks(), host_.rank(), index);
+  publish_home_meta();
   host_.stats().intervals++;
   note_notices_kept();
 }

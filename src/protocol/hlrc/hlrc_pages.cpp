@@ -1,5 +1,7 @@
 // Requester side of hlrc: access faults, twins, page fetches and installs.
 
+#include <cstring>
+
 #include "common/log.h"
 #include "common/stats.h"
 #include "protocol/shared/page_copy_checks.h"
@@ -11,8 +13,11 @@ HlrcEngine::HlrcEngine(EngineHost &host, const EngineOptions &options)
     : host_(host),
       options_(options),
       notices_(host.rank(), host.nranks()),
-      previous_barrier_(host.nranks(), 0) {
+      previous_barrier_(host.nranks(), 0),
+      applied_(host.nranks(), 0),
+      prefetch_((uint32_t)std::min<uint64_t>(options.prefetch_max, kMaxFetchRun - 1)) {
   if (host.page_size() > 32768) fatal("hlrc: page size %zu exceeds 32 KiB", host.page_size());
+  publish_home_meta();
 }
 
 HlrcEngine::PageState &HlrcEngine::state(PageId page) { return page_copy_state(pages_, host_, page, page_floor_); }
@@ -21,34 +26,82 @@ Access HlrcEngine::local_access(PageId page) const { return page_copy_access(pag
 
 void HlrcEngine::on_fault(PageId page, Access need, Waiter *w) {
   PageState &s = state(page);
-  if (page_copy_fault(host_, page, s, need, w, &dirty_, false)) fetch(page, s);
+  if (page_copy_fault(host_, page, s, need, w, &dirty_, false)) fetch_after_miss(page, need);
   AGORA_ASSERT(page_copy_consistent(host_, page, s, false));
 }
 
-void HlrcEngine::fetch(PageId page, PageState &s) {
-  s.fetching = true;
-  host_.send_request(host_.home_of(page), {Channel::Protocol, kFetch, 0, page, 0, 0});
+void HlrcEngine::fetch_after_miss(PageId page, Access need) {
+  const Rank home = host_.home_of(page);
+  uint32_t ahead = need == Access::Read ? prefetch_.on_miss(home, page) : 0;
+  // Only the pages right after it with the same home, missing here and not
+  // being fetched: the run stays one read (or one message).
+  uint32_t count = 1;
+  for (; count <= ahead; ++count) {
+    const PageId p = page + count;
+    if (p < page || host_.home_of(p) != home) break;
+    auto it = pages_.find(p);
+    if (it != pages_.end() && (it->second.access != Access::None || it->second.fetching)) break;
+  }
+  fetch_run(page, count);
+}
+
+void HlrcEngine::fetch_run(PageId first, uint32_t count) {
+  for (PageId p = first; p < first + count; ++p) state(p).fetching = true;
+  if (one_sided() && host_.read_remote(host_.home_of(first), first, count, (uint32_t)home_meta_bytes())) return;
+  fetch_by_message(first, count);
+}
+
+void HlrcEngine::fetch_by_message(PageId first, uint32_t count) {
+  host_.send_request(host_.home_of(first), {Channel::Protocol, kFetch, 0, first, count, 0});
 }
 
 void HlrcEngine::on_page(const MsgHeader &m, Payload p) {
-  PageId page = m.a;
-  PageState &s = state(page);
+  const PageId first = m.a;
+  const uint64_t count = m.b ? m.b : 1;
   const size_t vbytes = 4 * (size_t)host_.nranks();
-  if (p.size != vbytes + host_.page_size()) fatal("hlrc: malformed page reply from rank %d", m.src);
+  if (count > kMaxFetchRun) fatal("hlrc: malformed page reply from rank %d (%llu pages)", m.src, (unsigned long long)count);
+  size_t at = 0;
+  for (PageId page = first; page < first + count; ++page) {
+    uint32_t status;
+    if (at + 4 > p.size) fatal("hlrc: malformed page reply from rank %d", m.src);
+    std::memcpy(&status, p.data + at, 4);
+    at += 4;
+    if (status != 0) {  // refused: not allocated at the home
+      PageState &s = state(page);
+      if (s.fetching && s.access == Access::None) page_copy_refused(s, (int)(int32_t)status);
+      continue;
+    }
+    if (at + vbytes + host_.page_size() > p.size) fatal("hlrc: malformed page reply from rank %d", m.src);
+    VectorTime version = vector_time_read(p.data + at, host_.nranks());
+    receive_copy(page, version, p.data + at + vbytes, page != first, false);
+    at += vbytes + host_.page_size();
+  }
+  if (at != p.size) fatal("hlrc: malformed page reply from rank %d (%zu bytes left over)", m.src, p.size - at);
+}
+
+void HlrcEngine::receive_copy(PageId page, const VectorTime &version, const std::byte *data, bool prefetched,
+                              bool one_sided) {
+  PageState &s = state(page);
   if (!s.fetching || s.access != Access::None) {  // a duplicate: already installed
     host_.stats().stale_replies++;
     return;
   }
-  if (!s.need.empty()) {
-    VectorTime version = vector_time_read(p.data, host_.nranks());
+  const bool check = !(options_.hlrc_mutation == EngineOptions::HlrcMutation::InstallWithoutVersionCheck &&
+                       (prefetched || one_sided));
+  if (check && !s.need.empty())
     for (Rank i = 0; i < host_.nranks(); ++i)
       if (version[i] < s.need[i]) {  // served before a write we were told of reached the home
         host_.stats().stale_replies++;
-        fetch(page, s);
+        // Ask the home by message: it answers after every diff this rank
+        // sent it before (one channel), and those announced by notices were
+        // acknowledged before the notices left their writers. A prefetched
+        // page nobody waits for is just left missing.
+        if (s.waiters.empty()) s.fetching = false;
+        else fetch_by_message(page, 1);
         return;
       }
-  }
-  page_copy_install(host_, page, s, p.data + vbytes, &dirty_, false);
+  page_copy_install(host_, page, s, data, &dirty_, false);
+  if (prefetched) host_.stats().pages_prefetched++;
 }
 
 void HlrcEngine::invalidate(PageId page, Rank creator, uint32_t index) {
@@ -62,7 +115,6 @@ void HlrcEngine::on_message(const MsgHeader &m, Payload p) {
   switch (m.op) {
     case kFetch: home_serve(m); break;
     case kPage: on_page(m, p); break;
-    case kNack: page_copy_refused(state(m.a), (int)(int64_t)m.b); break;
     case kDiffs: home_apply_diffs(m, p); break;
     case kDiffsAck: on_diffs_ack(); break;
     default: fatal("hlrc: unknown message op %u from rank %d", (unsigned)m.op, m.src);

@@ -21,6 +21,9 @@ struct PageCopy {
   // writes are not tracked (nobody else can have seen them); from then on
   // the page is write-protected at the start of every interval.
   bool cached_elsewhere = false;
+  // Home pages cached elsewhere whose writes the host tracks
+  // (EngineHost::track_home_writes): they stay writable instead.
+  bool writes_tracked = false;
   std::vector<std::byte> twin;  // while dirty (home pages: if the protocol wants one)
   std::vector<Waiter *> waiters;
 };

@@ -10,7 +10,8 @@ bool page_copy_consistent(const EngineHost &host, PageId page, const PageCopy &s
   const bool twinned = !home || twin_home;
   if (!s.twin.empty() != (s.dirty && twinned)) return false;
   if (!s.twin.empty() && s.twin.size() != host.page_size()) return false;
-  if (s.access == Access::Write && !s.dirty && !(home && !s.cached_elsewhere)) return false;
+  if (s.access == Access::Write && !s.dirty && !(home && (!s.cached_elsewhere || s.writes_tracked))) return false;
+  if (s.writes_tracked && !(home && s.cached_elsewhere)) return false;
   if (s.dirty && s.access == Access::Read) return false;
   if (s.cached_elsewhere && !home) return false;
   return true;

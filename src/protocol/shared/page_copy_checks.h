@@ -12,8 +12,10 @@ namespace agora {
 //   - a twin exists exactly while the copy is dirty (home pages: never,
 //     unless the protocol twins them, `twin_home`);
 //   - no write goes untracked: a writable copy is dirty, except a home page
-//     no other rank has fetched; a dirty copy is writable or invalidated;
-//   - only a home page is "cached elsewhere".
+//     no other rank has fetched or one whose writes the host tracks; a
+//     dirty copy is writable or invalidated;
+//   - only a home page is "cached elsewhere", and only such a page has its
+//     writes tracked.
 bool page_copy_consistent(const EngineHost &host, PageId page, const PageCopy &s, bool twin_home);
 
 }  // namespace agora
