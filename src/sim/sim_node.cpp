@@ -57,7 +57,8 @@ Rank SimNode::nranks() const { return options_.nodes; }
 size_t SimNode::page_size() const { return options_.page_size; }
 
 Rank SimNode::cyclic_home(PageId page) const {
-  return (Rank)((page + options_.seed) % (uint64_t)options_.nodes);
+  const uint64_t block = options_.home_block ? options_.home_block : 1;
+  return (Rank)((page / block + options_.seed) % (uint64_t)options_.nodes);
 }
 
 Rank SimNode::home_of(PageId page) const {
@@ -68,7 +69,7 @@ Rank SimNode::home_of(PageId page) const {
     return placed_.find(page, &run) ? run.home(page, o.nodes) : -1;
   }
   if (page < o.total_pages()) return (Rank)((page - o.arena_first(0)) / o.arena_pages);
-  return cyclic_home(page);  // past the memory: names of sync objects only
+  return -1;  // past the memory (as in the runtime): no page, no frame
 }
 
 Rank SimNode::manager_of(uint64_t object) const {
@@ -79,7 +80,8 @@ Rank SimNode::manager_of(uint64_t object) const {
 
 bool SimNode::page_allocated(PageId page) const {
   const SimOptions &o = options_;
-  if (page < o.pages || page >= o.total_pages()) return true;
+  if (page >= o.total_pages()) return false;  // past the memory: names of sync objects only
+  if (page < o.pages) return true;
   if (page - o.placed_first() < o.placed_pages) return home_of(page) >= 0;
   Rank owner = home_of(page);
   return owner == rank_ && arena_->page_live(page - o.arena_first(owner));

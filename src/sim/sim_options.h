@@ -16,6 +16,10 @@ struct SimOptions {
   // that every node is home to different pages across seeds), live from the start.
   size_t pages = 8;
   size_t page_size = 64;  // tiny pages: more sharing, more races per step
+  // Consecutive shared pages per home (1: cyclic page by page). Larger
+  // blocks give each home runs of pages, which sequential protocol paths
+  // (sc's prefetch and batched writes) need.
+  size_t home_block = 1;
   uint64_t seed = 1;
   std::string protocol = "sc";
   EngineOptions engine;

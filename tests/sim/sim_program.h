@@ -46,6 +46,11 @@ struct ProgramShape {
   // reads them (it must see the producer's values: the post is a release,
   // the wait it satisfies an acquire) and owns them for the rest of the phase.
   int handoffs_per_phase = 0;
+  // Racy programs only: fraction of plain operations that become a sweep, a
+  // read or write of one word in each of a run of consecutive pages, in
+  // order (what sequential misses look like: sc prefetches and batches
+  // them). 0 keeps the programs of a seed as they were before sweeps.
+  double sweep_fraction = 0;
 };
 
 struct RunResult {
