@@ -78,6 +78,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
     return false;
   EngineOptions engine_options;
   engine_options.intervals = config_.intervals;
+  engine_options.prefetch_max = config_.prefetch;
   engine_ = protocol_create(config_.protocol, *this, engine_options);
   // This rank's arena is homed here: open in the application view as far as
   // the protocol allows its home pages.
