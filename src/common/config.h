@@ -51,7 +51,7 @@ struct Config {
   bool debug = false;                   // AGORA_DEBUG
   uint32_t threads_per_rank = 1;        // AGORA_THREADS_PER_RANK: agora_thread_create placement
   IntervalPolicy intervals = IntervalPolicy::Lazy;  // AGORA_INTERVALS (hlrc): lazy or aggressive
-  uint32_t prefetch = 16;               // AGORA_PREFETCH: most pages fetched ahead of a sequential miss
+  uint32_t prefetch = 16;               // AGORA_PREFETCH: most pages fetched ahead of a sequential miss (0: off)
   uint32_t hang_warn_s = 60;            // AGORA_HANG_WARN: warn about ranks others wait for this long
   uint32_t hang_timeout_s = 0;          // AGORA_HANG_TIMEOUT: end such a job after this long (0: never)
   // AGORA_DOORBELL_SIGNAL: the real-time signal that wakes a napping service

@@ -197,10 +197,16 @@ class ProtocolEngine {
 // Per-protocol options from the configuration.
 struct EngineOptions {
   IntervalPolicy intervals = IntervalPolicy::Lazy;  // hlrc: when an interval ends
-  // Most pages fetched ahead of a miss when misses are sequential (AGORA_PREFETCH; 0: off).
+  // Most pages a miss fetches (or, under sc, a write takes) ahead of the
+  // faulting page when misses are sequential (AGORA_PREFETCH); 0 = off.
   uint32_t prefetch_max = 16;
   // Testers only: break an engine on purpose, to show the checker notices.
-  enum class Mutation { None, RegcSkipRule1, RegcSkipSpanLog } mutation = Mutation::None;
+  // ScPrefetchIgnoresState: sc's home prefetches pages that are busy or owned
+  // by a third rank; ScBatchSkipsReader: sc's batched invalidation of a run
+  // leaves one remote reader out.
+  enum class Mutation {
+    None, RegcSkipRule1, RegcSkipSpanLog, ScPrefetchIgnoresState, ScBatchSkipsReader
+  } mutation = Mutation::None;
   // hlrc's write tracking and one-sided reads (sim_hlrc_test): a collected
   // home write gives no notice; a page newly shared by a one-sided reader
   // gets no conservative notice; remote reads and prefetched pages are

@@ -3,6 +3,7 @@
 // connected by a network (sim_network.h) whose delivery order is chosen by a
 // seeded random generator. A given seed always produces the same run.
 #pragma once
+#include <functional>
 #include <memory>
 #include <random>
 #include <vector>
@@ -20,7 +21,13 @@ class SimCluster {
   SimNode &node(Rank r) { return *nodes_[r]; }
   std::mt19937_64 &rng() { return rng_; }
 
-  void post(Rank src, Rank dst, const MsgHeader &m, Payload p) { network_.post(src, dst, m, p); }
+  void post(Rank src, Rank dst, const MsgHeader &m, Payload p) {
+    if (observe_post_) observe_post_(src, dst, m);
+    network_.post(src, dst, m, p);
+  }
+  // Testers: see every message as it is sent (e.g. to count a protocol's ops).
+  using PostObserver = std::function<void(Rank src, Rank dst, const MsgHeader &m)>;
+  void observe_posts(PostObserver observer) { observe_post_ = std::move(observer); }
   // Steps delivered one at a time, in order, reorderable with everything else.
   void post_steps(std::deque<std::function<void()>> steps) { network_.post_steps(std::move(steps)); }
   // Delivers the oldest message of a randomly chosen non-empty channel.
@@ -35,6 +42,7 @@ class SimCluster {
   std::mt19937_64 rng_;
   SimNetwork network_;
   std::vector<std::unique_ptr<SimNode>> nodes_;
+  PostObserver observe_post_;
 };
 
 }  // namespace agora

@@ -73,7 +73,7 @@ Rank SimNode::home_of(PageId page) const {
     return placed_.find(page, &run) ? run.home(page, o.nodes) : -1;
   }
   if (page < o.total_pages()) return (Rank)((page - o.arena_first(0)) / o.arena_pages);
-  return cyclic_home(page);  // past the memory: names of sync objects only
+  return -1;  // past the memory (as in the runtime): no page, no frame
 }
 
 Rank SimNode::manager_of(uint64_t object) const {

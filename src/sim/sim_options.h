@@ -16,7 +16,8 @@ struct SimOptions {
   // that every node is home to different pages across seeds), live from the start.
   size_t pages = 8;
   // ... in blocks of this many consecutive pages per home (1: page by page),
-  // so that a node's misses to one home can be sequential (prefetch).
+  // so that a node's misses to one home can be sequential (prefetch; sc's
+  // batched writes).
   size_t home_block = 1;
   size_t page_size = 64;  // tiny pages: more sharing, more races per step
   uint64_t seed = 1;

@@ -46,12 +46,32 @@ PhaseEnds choose_phase_ends(std::mt19937_64 &rng, const ProgramShape &s, uint64_
   return e;
 }
 
+// A sweep (ProgramShape::sweep_fraction): word `offset` of each page from
+// a random one on, reads or writes, up to the counters.
+void add_sweep(std::mt19937_64 &rng, const ProgramShape &s, uint64_t counter_base, uint64_t words_per_page,
+               uint64_t &next_value, std::vector<Op> &ops) {
+  std::uniform_real_distribution<double> u(0, 1);
+  const uint64_t pages = (counter_base + words_per_page - 1) / words_per_page;
+  const uint64_t first = rng() % pages, length = 2 + rng() % pages, offset = rng() % words_per_page;
+  const bool write = u(rng) < s.write_fraction;
+  for (uint64_t p = first; p < first + length && p < pages; ++p) {
+    const uint64_t w = p * words_per_page + offset;
+    if (w >= counter_base) break;
+    if (write) ops.push_back({OpKind::Write, w, ++next_value});
+    else ops.push_back({OpKind::Read, w});
+  }
+}
+
 std::vector<Op> generate(std::mt19937_64 &rng, const ProgramShape &s, uint64_t counter_base,
-                         uint64_t &next_value, const PhaseEnds &ends) {
+                         uint64_t words_per_page, uint64_t &next_value, const PhaseEnds &ends) {
   std::vector<Op> ops;
   std::uniform_real_distribution<double> u(0, 1);
   for (int ph = 0; ph < s.phases; ++ph) {
     for (int i = 0; i < s.ops_per_phase; ++i) {
+      if (s.sweep_fraction > 0 && u(rng) < s.sweep_fraction) {
+        add_sweep(rng, s, counter_base, words_per_page, next_value, ops);
+        continue;
+      }
       if (s.locks > 0 && u(rng) < s.lock_fraction) {
         uint64_t l = rng() % s.locks;
         ops.push_back({OpKind::Lock, l});
@@ -213,7 +233,7 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
       th.node = n;
       th.index = t;
       th.ops = shape.data_race_free || !shape.given.empty() ? std::move(race_free.at(threads.size() - 1))
-                                    : generate(rng, shape, counter_base, next_value, ends);
+                                    : generate(rng, shape, counter_base, words_per_page, next_value, ends);
     }
   std::deque<NodeBarrier> barriers(o.nodes);
   std::vector<int> lock_holder(shape.locks, -1);  // thread index, for mutual exclusion

@@ -49,6 +49,11 @@ struct ProgramShape {
   // A program written by the test instead (one op list per thread, node by
   // node; data-race-free, no locks): e.g. an owner-computes sweep.
   std::vector<std::vector<Op>> given;
+  // Racy programs only: fraction of plain operations that become a sweep, a
+  // read or write of one word in each of a run of consecutive pages, in
+  // order (what sequential misses look like: sc prefetches and batches
+  // them). 0 keeps the programs of a seed as they were before sweeps.
+  double sweep_fraction = 0;
 };
 
 struct RunResult {

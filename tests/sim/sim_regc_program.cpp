@@ -79,6 +79,8 @@ const char *mutation_name(EngineOptions::Mutation m) {
     case EngineOptions::Mutation::None: return "none";
     case EngineOptions::Mutation::RegcSkipRule1: return "RegcSkipRule1";
     case EngineOptions::Mutation::RegcSkipSpanLog: return "RegcSkipSpanLog";
+    case EngineOptions::Mutation::ScPrefetchIgnoresState: return "ScPrefetchIgnoresState";
+    case EngineOptions::Mutation::ScBatchSkipsReader: return "ScBatchSkipsReader";
   }
   return "?";
 }

@@ -4,8 +4,11 @@
 // promises. A failing seed is printed; rerun it with AGORA_SIM_SEED=<seed>.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 
+#include "common/stats.h"
+#include "protocol/sc/sc_engine.h"
 #include "sim/sim_program.h"
 
 using namespace agora;
@@ -33,7 +36,130 @@ ProgramShape shape_for(uint64_t seed) {
   return s;
 }
 
+// Sequential access (prefetch, batched writes): homes own blocks of
+// consecutive pages and a third of the plain operations are sweeps.
+SimOptions sequential_options_for(uint64_t seed) {
+  SimOptions o = options_for(seed);
+  o.pages = 4 + (seed / 5) % 21;        // 4..24 pages
+  o.home_block = 2 + (seed / 3) % 7;    // 2..8 consecutive pages per home
+  return o;
+}
+
+ProgramShape sequential_shape_for(uint64_t seed) {
+  ProgramShape s = shape_for(seed);
+  s.sweep_fraction = 0.3;
+  return s;
+}
+
+// What a run did with the sequential paths.
+struct SequentialCounts {
+  uint64_t prefetched = 0;       // pages installed ahead of a miss (stats)
+  uint64_t run_grants = 0;       // write runs of 2 pages or more granted to a remote writer
+  uint64_t invalidate_runs = 0;  // invalidations naming 2 pages or more
+  uint64_t run_invalidated_pages = 0;
+};
+
+// The sc tester (every read returns the latest write in the simulator's
+// order) counting the sequential paths' messages as they are sent.
+RunResult run_sc_counted(const SimOptions &options, const ProgramShape &shape, SequentialCounts *counts) {
+  SimCluster cluster(options);
+  cluster.observe_posts([&](Rank, Rank, const MsgHeader &m) {
+    if (m.channel != Channel::Protocol) return;
+    if (m.op == ScEngine::kGrantWriteRun && m.b > 1) counts->run_grants++;
+    if (m.op == ScEngine::kInvalidateRun && m.b > 1) counts->invalidate_runs++, counts->run_invalidated_pages += m.b;
+  });
+  std::vector<uint64_t> shadow(options.pages * options.page_size / 8, 0);
+  auto oracle = [&](Rank, uint64_t word, uint64_t seen) -> std::string {
+    if (seen == shadow[word]) return "";
+    return "saw " + std::to_string(seen) + ", latest write is " + std::to_string(shadow[word]);
+  };
+  auto observe = [&](Rank, uint64_t word, uint64_t value) { shadow[word] = value; };
+  RunResult r = run_random_program(cluster, shape, oracle, observe);
+  for (Rank n = 0; n < options.nodes; ++n) counts->prefetched += cluster.node(n).stats().pages_prefetched;
+  return r;
+}
+
+uint64_t seeds_from_env(uint64_t fallback, uint64_t *first) {
+  *first = 1;
+  if (const char *env = std::getenv("AGORA_SIM_SEED")) {
+    *first = std::strtoull(env, nullptr, 10);
+    return 1;
+  }
+  if (const char *env = std::getenv("AGORA_SIM_SEEDS")) return std::strtoull(env, nullptr, 10);
+  return fallback;
+}
+
+// How many of seeds 1..n a mutation makes the tester fail.
+int seeds_caught(EngineOptions::Mutation mutation, uint64_t n) {
+  int caught = 0;
+  for (uint64_t seed = 1; seed <= n; ++seed) {
+    SimOptions o = sequential_options_for(seed);
+    o.engine.mutation = mutation;
+    SequentialCounts counts;
+    if (!run_sc_counted(o, sequential_shape_for(seed), &counts).ok) ++caught;
+  }
+  return caught;
+}
+
 }  // namespace
+
+TEST(SimSc, SequentialRunsPrefetchAndBatchOverManySeeds) {
+  uint64_t first = 1, seeds = seeds_from_env(2000, &first);
+  SequentialCounts total;
+  uint64_t seeds_prefetching = 0, seeds_batching = 0;
+  for (uint64_t seed = first; seed < first + seeds; ++seed) {
+    SequentialCounts c;
+    RunResult r = run_sc_counted(sequential_options_for(seed), sequential_shape_for(seed), &c);
+    ASSERT_TRUE(r.ok) << r.failure << "\nreplay: AGORA_SIM_SEED=" << seed
+                      << " ./sim_tests --gtest_filter=SimSc.SequentialRunsPrefetchAndBatchOverManySeeds";
+    seeds_prefetching += c.prefetched > 0;
+    seeds_batching += c.invalidate_runs > 0 || c.run_grants > 0;
+    total.prefetched += c.prefetched;
+    total.run_grants += c.run_grants;
+    total.invalidate_runs += c.invalidate_runs;
+    total.run_invalidated_pages += c.run_invalidated_pages;
+  }
+  std::printf("sc sequential paths over %llu seeds: %llu pages prefetched (%llu seeds), %llu write runs granted "
+              "to remote writers, %llu run invalidations naming %llu pages (%llu seeds batching)\n",
+              (unsigned long long)seeds, (unsigned long long)total.prefetched,
+              (unsigned long long)seeds_prefetching, (unsigned long long)total.run_grants,
+              (unsigned long long)total.invalidate_runs, (unsigned long long)total.run_invalidated_pages,
+              (unsigned long long)seeds_batching);
+  // The new paths really ran, in many seeds: pages prefetched, runs of pages
+  // invalidated by one message, runs granted to remote writers.
+  if (seeds >= 100) {
+    EXPECT_GT(seeds_prefetching, seeds / 10) << total.prefetched << " pages prefetched";
+    EXPECT_GT(seeds_batching, seeds / 10);
+    EXPECT_GT(total.run_grants, 0u);
+    EXPECT_GT(total.run_invalidated_pages, 2 * total.invalidate_runs);  // some runs of 3+ pages
+  }
+}
+
+TEST(SimSc, SequentialRunsWithPrefetchOffUseNoRuns) {
+  uint64_t first = 1, seeds = seeds_from_env(300, &first);
+  for (uint64_t seed = first; seed < first + seeds; ++seed) {
+    SimOptions o = sequential_options_for(seed);
+    o.engine.prefetch_max = 0;  // AGORA_PREFETCH=0
+    SequentialCounts c;
+    RunResult r = run_sc_counted(o, sequential_shape_for(seed), &c);
+    ASSERT_TRUE(r.ok) << r.failure << "\nreplay: AGORA_SIM_SEED=" << seed;
+    ASSERT_EQ(c.prefetched + c.run_grants + c.invalidate_runs, 0u) << "seed " << seed;
+  }
+}
+
+TEST(SimSc, CheckerCatchesPrefetchOfBusyOrForeignPages) {
+  // The home prefetches pages in a transaction or owned by a third rank:
+  // readers keep (or get) copies a writer never invalidates.
+  const int caught = seeds_caught(EngineOptions::Mutation::ScPrefetchIgnoresState, 300);
+  std::printf("ScPrefetchIgnoresState caught in %d of 300 seeds\n", caught);
+  EXPECT_GT(caught, 60);
+}
+
+TEST(SimSc, CheckerCatchesBatchedInvalidationSkippingAReader) {
+  const int caught = seeds_caught(EngineOptions::Mutation::ScBatchSkipsReader, 300);
+  std::printf("ScBatchSkipsReader caught in %d of 300 seeds\n", caught);
+  EXPECT_GT(caught, 60);
+}
 
 TEST(SimSc, RandomProgramsOverManySeeds) {
   uint64_t seeds = 3000;

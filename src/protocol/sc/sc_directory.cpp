@@ -73,7 +73,9 @@ void ScEngine::home_start(PageId page, DirEntry &e, Request r) {
     return;
   }
   // Write to a shared page: invalidate every other copy, wait for the acks.
-  e.requester_had_copy = e.copyset[r.requester];
+  // A copy the directory lists but the requester no longer holds (a
+  // prefetch it dropped, sc_prefetch.cpp) must be sent again.
+  e.requester_had_copy = e.copyset[r.requester] && (r.holds_copy || r.requester == home);
   e.acks_left = 0;
   for (Rank c = 0; c < host_.nranks(); ++c) {
     if (!e.copyset[c] || c == r.requester) continue;

@@ -26,6 +26,7 @@ void for_each_in_range(Map &map, PageId first, PageId count, Fn fn) {
 
 void ScEngine::forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) {
   (void)floor;  // sc keeps no version that outlives a page
+  forget_epoch_++;  // replies to requests made before now may name these pages
   std::vector<PageId> gone;
   for_each_in_range(pending_, first, count, [&](auto it) { gone.push_back(it->first); });
   for (PageId p : gone) fail_local(p, kStatusFreed);
@@ -34,6 +35,7 @@ void ScEngine::forget_pages(PageId first, PageId count, std::vector<uint32_t> *f
   for (PageId p : gone) {
     // Transactions still queued came from accesses racing with the free.
     DirEntry &e = directory_[p];
+    if (e.run_pages > 1) home_abandon_run(p, e);
     if (e.busy) e.queue.push_front(e.current);
     for (const Request &r : e.queue)
       if (r.requester != host_.rank())

@@ -9,6 +9,11 @@
 
 namespace agora {
 
+ScEngine::ScEngine(EngineHost &host, const EngineOptions &options) : host_(host), options_(options) {
+  read_streams_.reset(host.nranks(), options.prefetch_max);
+  write_streams_.reset(host.nranks(), options.prefetch_max);
+}
+
 Access ScEngine::local_access(PageId page) const {
   auto it = access_.find(page);
   if (it != access_.end()) return it->second;
@@ -31,11 +36,16 @@ void ScEngine::on_fault(PageId page, Access need, Waiter *w) {
   // request brings faults again and asks for the rest.
   if (!fresh) return;
   Rank home = host_.home_of(page);
+  const PageId extra = extra_pages(page, home, need);
+  const bool holds_copy = local_access(page) >= Access::Read;
   if (home == host_.rank()) {
-    home_request(page, {home, need});
+    if (need == Access::Write) home_write_request(page, {home, need, holds_copy}, extra, forget_epoch_);
+    else home_request(page, {home, need});
+  } else if (need == Access::Write) {
+    host_.send_request(home, {Channel::Protocol, kWriteRequest, 0, page, extra,
+                              forget_epoch_ << 1 | (holds_copy ? 1u : 0u)});
   } else {
-    host_.send_request(home, {Channel::Protocol, need == Access::Write ? kWriteRequest : kReadRequest, 0,
-                      page, 0, 0});
+    host_.send_request(home, {Channel::Protocol, kReadRequest, 0, page, extra, forget_epoch_});
   }
 }
 
@@ -79,15 +89,36 @@ void ScEngine::on_fetch(const MsgHeader &m) {
 }
 
 void ScEngine::on_message(const MsgHeader &m, Payload p) {
+  const size_t ps = host_.page_size();
   switch ((Op)m.op) {
-    case kReadRequest: home_request(m.a, {m.src, Access::Read}); break;
-    case kWriteRequest: home_request(m.a, {m.src, Access::Write}); break;
+    case kReadRequest: home_read_request(m.a, m.src, m.b, m.c); break;
+    case kWriteRequest: home_write_request(m.a, {m.src, Access::Write, (m.c & 1) != 0}, m.b, m.c >> 1); break;
     case kInvalidate: on_invalidate(m); break;
     case kInvalidateAck: home_on_ack(m.a); break;
     case kFetch: on_fetch(m); break;
     case kFetchData: home_on_fetch_data(m.a, p); break;
     case kGrant: complete_local(m.a, (Access)m.b, m.c ? p : Payload{}); break;
     case kNack: fail_local(m.a, (int)(int64_t)m.b); break;
+    case kReadGrantRun:
+      if (m.b == 0 || p.size != m.b * ps)
+        fatal("sc: read grant of %llu pages from rank %d carries %zu bytes", (unsigned long long)m.b, m.src, p.size);
+      // The prefetched pages first: a thread woken for the first one may
+      // touch them at once.
+      install_prefetched(m.a + 1, m.b - 1, p.data + ps, m.c);
+      complete_local(m.a, Access::Read, {p.data, ps});
+      break;
+    case kPrefetchGrant:
+      if (p.size != m.b * ps)
+        fatal("sc: prefetch of %llu pages from rank %d carries %zu bytes", (unsigned long long)m.b, m.src, p.size);
+      install_prefetched(m.a, m.b, p.data, m.c);
+      break;
+    case kInvalidateRun: on_invalidate_run(m); break;
+    case kInvalidateRunAck: home_on_run_ack(m.a); break;
+    case kGrantWriteRun:
+      if (m.b == 0) fatal("sc: empty write run grant from rank %d", m.src);
+      install_write_run(m.a + 1, m.b - 1, m.c);
+      complete_local(m.a, Access::Write, {});
+      break;
   }
 }
 
