@@ -182,6 +182,7 @@ int Runtime::stop() {
   running_ = false;
   service_.join();
   report_doorbells();
+  close_remote_doorbell();
   report_stats();
   observe_stop();  // writes the trace and profile files
   transport_.barrier();
