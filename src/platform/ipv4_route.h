@@ -17,7 +17,8 @@ inline bool ipv4_same_subnet(const Ipv4Interface &mine, uint32_t address) {
   return mine.netmask != 0 && (mine.address & mine.netmask) == (address & mine.netmask);
 }
 
-// Index into `theirs` of the address to send to, or theirs.size() if it is empty.
+// Index into `theirs` of the address to send to (0 also when `theirs` is
+// empty: the caller checks).
 inline size_t ipv4_pick_address(const std::vector<Ipv4Interface> &mine,
                                 const std::vector<Ipv4Interface> &theirs) {
   for (size_t i = 0; i < theirs.size(); ++i)
