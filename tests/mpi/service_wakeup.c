@@ -7,9 +7,12 @@
  *          rank 0 read-faults FAULTS pages rank 1 homes and wrote, each
  *          served by rank 1's service thread: the median fault, and the
  *          doorbells rank 0 rang across hosts (stats: remote_doorbells).
+ *          Rank 0 sleeps GAP_US between faults, so that the service thread
+ *          is back at its longest nap (its naps after serving restart at
+ *          1 us and double) and each fault shows what the wake-up costs.
  * Prints one line per figure; tests/cluster/cluster_test.sh runs it across
  * emulated hosts with and without the remote doorbell and judges them.
- * usage: test_service_wakeup [FAULTS [IDLE_MS [BUSY_MS]]] */
+ * usage: test_service_wakeup [FAULTS [IDLE_MS [BUSY_MS [GAP_US]]]] */
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -47,8 +50,9 @@ int main(int argc, char **argv)
     int faults = argc > 1 ? atoi(argv[1]) : 100;
     int idle_ms = argc > 2 ? atoi(argv[2]) : 2000;
     int busy_ms = argc > 3 ? atoi(argv[3]) : 2000;
-    CHECK(faults >= 1 && faults <= 100000 && idle_ms >= 1 && busy_ms >= 1,
-          "usage: test_service_wakeup [FAULTS (1..100000) [IDLE_MS [BUSY_MS]]]");
+    int gap_us = argc > 4 ? atoi(argv[4]) : 3000;
+    CHECK(faults >= 1 && faults <= 100000 && idle_ms >= 1 && busy_ms >= 1 && gap_us >= 0,
+          "usage: test_service_wakeup [FAULTS (1..100000) [IDLE_MS [BUSY_MS [GAP_US]]]]");
 
     /* Idle: nobody asks anything; only the service thread's naps run. */
     CHECK(agora_barrier() == AGORA_OK, "barrier");
@@ -81,6 +85,7 @@ int main(int argc, char **argv)
         double *us = malloc(sizeof(double) * (size_t)faults);
         CHECK(us != NULL, "malloc");
         for (int i = 0; i < faults; ++i) {
+            if (gap_us) sleep_seconds(gap_us * 1e-6);
             double t = now();
             char c = pages[(size_t)i * kPage];
             us[i] = (now() - t) * 1e6;
@@ -89,7 +94,7 @@ int main(int argc, char **argv)
         qsort(us, (size_t)faults, sizeof *us, compare);
         agora_stats_t s;
         CHECK(agora_stats_get(&s, AGORA_STATS_RANK) == AGORA_OK, "agora_stats_get");
-        printf("rank 0 busy home: faults %d median_us %.1f p90_us %.1f remote_doorbells %llu\n", faults,
+        printf("rank 0 busy home: gap_us %d faults %d median_us %.1f p90_us %.1f remote_doorbells %llu\n", gap_us, faults,
                us[faults / 2], us[faults * 9 / 10], (unsigned long long)s.remote_doorbells);
         fflush(stdout);
         free(us);
