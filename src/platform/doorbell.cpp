@@ -29,6 +29,7 @@ int g_main_tid = 0;  // where signals that are not rings go back to
 int g_signal_fd = -1;      // the waiting thread's signalfd, made at its first wait on a socket
 int g_signal_fd_signo = 0;  // the signal it takes
 std::atomic<uint64_t> g_handed_back{0};
+std::atomic<uint64_t> g_datagrams{0};  // remote rings taken by the waiting thread
 
 sigset_t doorbell_set() {
   sigset_t set;
@@ -134,7 +135,11 @@ bool wait_signal_or_socket(uint32_t us, int socket_fd) {
   if (ppoll(fds, 2, &ts, nullptr) <= 0) return false;
   bool rung = false;
   if (fds[0].revents & POLLIN) rung = read_signals();
-  if (fds[1].revents & POLLIN) rung |= remote_doorbell_drain(socket_fd) > 0;
+  if (fds[1].revents & POLLIN) {
+    int datagrams = remote_doorbell_drain(socket_fd);
+    g_datagrams.fetch_add((uint64_t)datagrams, std::memory_order_relaxed);
+    rung |= datagrams > 0;
+  }
   return rung;
 }
 }  // namespace
@@ -162,6 +167,8 @@ void doorbell_ring(int pid, int tid, int signo) {
 }
 
 uint64_t doorbell_signals_handed_back() { return g_handed_back.load(std::memory_order_relaxed); }
+
+uint64_t doorbell_datagrams_taken() { return g_datagrams.load(std::memory_order_relaxed); }
 
 uint64_t pid_namespace_id() {
   struct stat st;

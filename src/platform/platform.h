@@ -166,6 +166,7 @@ std::string ipv4_text(uint32_t address);       // dotted quad of a host-order ad
 int remote_doorbell_open(uint16_t *port, std::string *error);
 bool remote_doorbell_ring(int fd, uint32_t address, uint16_t port);  // false: not sent
 int remote_doorbell_drain(int fd);  // datagrams read (at most 256)
+uint64_t doorbell_datagrams_taken();  // datagrams doorbell_wait read, over the process's life
 void remote_doorbell_close(int fd);
 // Futex on a word private to this process: futex_wait sleeps while *word ==
 // expected (returns at once if it differs; may return spuriously), futex_wake

@@ -134,7 +134,8 @@ void Runtime::report_doorbells() {
   log_debug("doorbell: rings sent to rank:count [%s ]; application signals handed back %llu",
             counts.c_str(), (unsigned long long)platform::doorbell_signals_handed_back());
   if (remote_doorbell_fd_.load() >= 0 || !remote.empty())
-    log_debug("remote doorbell: datagrams sent to rank:count [%s ]", remote.c_str());
+    log_debug("remote doorbell: datagrams sent to rank:count [%s ]; taken by the service thread %llu",
+              remote.c_str(), (unsigned long long)platform::doorbell_datagrams_taken());
 }
 
 }  // namespace agora

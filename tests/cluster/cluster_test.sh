@@ -67,9 +67,11 @@ expect_no_doorbell_across() {
   expect "rank 0\]: remote doorbell: UDP port [0-9]+ on \[ $ip1 \], rings \[ 1@$ip2:[0-9]+ \]" "rank 0 has no remote doorbell to rank 1"
   expect "rank 1\]: remote doorbell: UDP port [0-9]+ on \[ $ip2 \], rings \[ 0@$ip1:[0-9]+ \]" "rank 1 has no remote doorbell to rank 0"
 }
-# Rank R sent a datagram to the other rank.
+# Rank R sent a datagram to the other rank, and its service thread took
+# some from its own socket (its wait watches the socket).
 expect_datagrams_from() {
   expect "rank $1\]: remote doorbell: datagrams sent to rank:count \[ $((1 - $1)):[1-9][0-9]* \]" "rank $1 rang no remote doorbell"
+  expect "rank $1\]: remote doorbell: datagrams sent .* taken by the service thread [1-9]" "rank $1's service thread took no datagram"
 }
 
 agorarun="$bin/agorarun -n 2 --timeout $((step_seconds - 10))"
