@@ -18,6 +18,9 @@ enum class ServiceMode { Adaptive, Poll };
 // woken by a doorbell on every message, completes the wait. Auto: spin (it
 // measured faster on oversubscribed nodes too); the detection is logged.
 enum class WaitMode { Auto, Spin, Block };
+// Whether a rank rings ranks its doorbell signal cannot reach with a UDP
+// datagram (docs/service.md, "Doorbell").
+enum class RemoteDoorbellMode { Auto, Off };
 // hlrc: when an interval ends (see src/protocol/hlrc/hlrc_engine.h).
 enum class IntervalPolicy { Lazy, Aggressive };
 // How pages homed elsewhere are read when the engine allows either path:
@@ -58,6 +61,7 @@ struct Config {
   // thread; 0 = the first of SIGRTMIN+5.. with the default action (the
   // runtime checks the real-time range, which only libc knows).
   uint32_t doorbell_signal = 0;
+  RemoteDoorbellMode remote_doorbell = RemoteDoorbellMode::Auto;  // AGORA_REMOTE_DOORBELL
   uint64_t stack_bytes = 8ull << 20;    // AGORA_STACK: program mode's stacks in global memory
   // AGORA_HEAP: where program mode puts the program's large malloc'd blocks
   // (kHeapPlacedMin and up): on the calling rank (local), or spread like

@@ -3,7 +3,11 @@
 // carry a marker (SI_QUEUE with kRingMarker as value), so a signal of the
 // same number that the application sends itself, and that the kernel hands
 // to the waiting service thread, is recognised and handed back to the
-// application's main thread: the doorbell never swallows a signal.
+// application's main thread: the doorbell never swallows a signal. With a
+// remote doorbell socket (remote_doorbell_linux.cpp) the thread waits in
+// ppoll on a signalfd of the doorbell signal and on that socket instead.
+#include <poll.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -22,7 +26,10 @@ namespace {
 constexpr uintptr_t kRingMarker = 0x41474f5241444f4full;  // "AGORADOO"
 int g_signal = 0;
 int g_main_tid = 0;  // where signals that are not rings go back to
+int g_signal_fd = -1;      // the waiting thread's signalfd, made at its first wait on a socket
+int g_signal_fd_signo = 0;  // the signal it takes
 std::atomic<uint64_t> g_handed_back{0};
+std::atomic<uint64_t> g_datagrams{0};  // remote rings taken by the waiting thread
 
 sigset_t doorbell_set() {
   sigset_t set;
@@ -91,7 +98,54 @@ void doorbell_block() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-bool doorbell_wait(uint32_t us) {
+namespace {
+// Takes every doorbell signal pending for the calling thread (or the
+// process) from the signalfd: true if one was a ring; the others go back.
+bool read_signals() {
+  bool rung = false;
+  signalfd_siginfo s;
+  while (read(g_signal_fd, &s, sizeof s) == (ssize_t)sizeof s) {
+    siginfo_t info;
+    std::memset(&info, 0, sizeof info);
+    info.si_signo = (int)s.ssi_signo;
+    info.si_code = s.ssi_code;
+    info.si_pid = (pid_t)s.ssi_pid;
+    info.si_uid = (uid_t)s.ssi_uid;
+    info.si_value.sival_ptr = (void *)(uintptr_t)s.ssi_ptr;
+    if (is_ring(info))
+      rung = true;
+    else
+      hand_back(info);
+  }
+  return rung;
+}
+
+// The wait on the signal and a socket. The signalfd is made once per
+// process (a later agora_init may pick another signal: its mask is reset).
+bool wait_signal_or_socket(uint32_t us, int socket_fd) {
+  if (g_signal_fd < 0 || g_signal_fd_signo != g_signal) {
+    sigset_t set = doorbell_set();
+    int fd = signalfd(g_signal_fd, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (fd < 0) return false;  // cannot happen with a valid signal; the nap just ends
+    g_signal_fd = fd;
+    g_signal_fd_signo = g_signal;
+  }
+  pollfd fds[2] = {{g_signal_fd, POLLIN, 0}, {socket_fd, POLLIN, 0}};
+  timespec ts{(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+  if (ppoll(fds, 2, &ts, nullptr) <= 0) return false;
+  bool rung = false;
+  if (fds[0].revents & POLLIN) rung = read_signals();
+  if (fds[1].revents & POLLIN) {
+    int datagrams = remote_doorbell_drain(socket_fd);
+    g_datagrams.fetch_add((uint64_t)datagrams, std::memory_order_relaxed);
+    rung |= datagrams > 0;
+  }
+  return rung;
+}
+}  // namespace
+
+bool doorbell_wait(uint32_t us, int socket_fd) {
+  if (socket_fd >= 0) return wait_signal_or_socket(us, socket_fd);
   sigset_t set = doorbell_set();
   timespec ts{(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
   siginfo_t info;
@@ -113,6 +167,8 @@ void doorbell_ring(int pid, int tid, int signo) {
 }
 
 uint64_t doorbell_signals_handed_back() { return g_handed_back.load(std::memory_order_relaxed); }
+
+uint64_t doorbell_datagrams_taken() { return g_datagrams.load(std::memory_order_relaxed); }
 
 uint64_t pid_namespace_id() {
   struct stat st;

@@ -30,6 +30,7 @@
 
 #include "common/types.h"
 #include "platform/arch.h"  // cpu_relax, stack_pointer_exact, fault_is_write
+#include "platform/ipv4_route.h"  // Ipv4Interface
 
 namespace agora::platform {
 
@@ -153,12 +154,25 @@ void fault_signal_unblock();
 // once, then naps in doorbell_wait(); others ring it by (process id, thread
 // id, its signal). A signal of that number that is not a ring (the
 // application's own) is handed back to the main thread, never swallowed.
+// With socket_fd >= 0 (a remote doorbell, below) the nap also ends when a
+// datagram arrives there, which counts as a ring.
 bool doorbell_setup(int requested, std::string *error);
 int doorbell_signal();
 void doorbell_block();
-bool doorbell_wait(uint32_t us);  // naps up to us; true if rung
+bool doorbell_wait(uint32_t us, int socket_fd = -1);  // naps up to us; true if rung
 void doorbell_ring(int pid, int tid, int signo);
 uint64_t doorbell_signals_handed_back();  // application signals the waiting thread passed on
+// Remote doorbell: a non-blocking UDP socket on every IPv4 address (any
+// port: *port is the one the kernel chose) that a process on another host
+// rings with a 1-byte datagram to end the nap of doorbell_wait(us, fd). Its
+// content is ignored. open returns the descriptor, or -1 and *error.
+std::vector<Ipv4Interface> ipv4_interfaces();  // up, not loopback, in the kernel's order
+std::string ipv4_text(uint32_t address);       // dotted quad of a host-order address
+int remote_doorbell_open(uint16_t *port, std::string *error);
+bool remote_doorbell_ring(int fd, uint32_t address, uint16_t port);  // false: not sent
+int remote_doorbell_drain(int fd);  // datagrams read (at most 256)
+uint64_t doorbell_datagrams_taken();  // datagrams doorbell_wait read, over the process's life
+void remote_doorbell_close(int fd);
 // Futex on a word private to this process: futex_wait sleeps while *word ==
 // expected (returns at once if it differs; may return spuriously), futex_wake
 // wakes every thread sleeping on word.

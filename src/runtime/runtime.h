@@ -276,8 +276,10 @@ class Runtime final : public EngineHost {
   // ---- doorbells (runtime_doorbells.cpp); Doorbell is declared with doorbells_ below ----
   struct Doorbell;
   void exchange_doorbells();
+  int open_remote_doorbell(uint16_t *port, std::vector<platform::Ipv4Interface> *interfaces, std::string *why);
+  void close_remote_doorbell();  // after the service thread has stopped
   void report_doorbells();
-  void ring(Doorbell &d);
+  void ring(Doorbell &d);  // by signal if d.pid, else by datagram
 
   // ---- program mode (program_windows_setup.cpp, global_stacks.cpp) ----
   bool setup_program_windows(std::string *error);
@@ -337,13 +339,18 @@ class Runtime final : public EngineHost {
   // service thread serves, and every message rings its destination.
   bool block_waits_ = false;
   std::atomic<bool> every_rank_rung_{false};  // block_waits_, and no rank on another host
-  // Service threads of ranks on this node and in this PID namespace, to ring
-  // when asking them to act (pid 0: elsewhere, where only the nap bounds the
+  // Service threads of other ranks, to ring when asking them to act: by
+  // signal on this node and in this PID namespace (pid), else by datagram to
+  // their remote doorbell (udp_port; 0: none, where only the nap bounds the
   // delay).
   struct Doorbell {
     int pid = 0, tid = 0, signo = 0;
-    double last_ring = 0;  // one ring wakes it for a burst: its naps restart short
-    uint64_t rings = 0;    // reported with AGORA_DEBUG
+    uint32_t udp_address = 0;  // host byte order
+    uint16_t udp_port = 0;
+    double last_ring = 0;      // one ring wakes it for a burst: its naps restart short
+    uint64_t rings = 0;        // by signal; reported with AGORA_DEBUG
+    uint64_t remote_rings = 0; // by datagram; likewise
+    bool ringable() const { return pid != 0 || udp_port != 0; }
   };
   std::vector<Doorbell> doorbells_;
   std::atomic<int> service_tid_{0};
@@ -370,6 +377,9 @@ class Runtime final : public EngineHost {
   };
   std::vector<RemoteRead> remote_reads_;  // completed, for the engine (under lock_)
   bool remote_read_failed_ = false;       // an MPI error was reported once
+  // This rank's remote doorbell socket while some rank cannot ring it by
+  // signal (the service thread also waits on it), else -1.
+  std::atomic<int> remote_doorbell_fd_{-1};
 };
 
 }  // namespace agora

@@ -15,14 +15,14 @@ void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
   stats_.bytes_sent += transport_.send(dst, header, payload);
   // AGORA_WAIT=block: dst's waiting threads sleep rather than poll, so every
   // message, replies and messages to this rank included, wakes its service.
-  if (block_waits_ && dst < (Rank)doorbells_.size() && doorbells_[dst].pid) ring(doorbells_[dst]);
+  if (block_waits_ && dst < (Rank)doorbells_.size() && doorbells_[dst].ringable()) ring(doorbells_[dst]);
 }
 
 void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
   send(dst, header, payload);
   if (block_waits_) return;  // send() rang already
   Doorbell &d = doorbells_[dst];
-  if (!d.pid || dst == rank() || config_.service != ServiceMode::Adaptive) return;
+  if (!d.ringable() || dst == rank() || config_.service != ServiceMode::Adaptive) return;
   double now = platform::now_seconds();
   if (now - d.last_ring < service_timing::kRingInterval_s) return;
   d.last_ring = now;

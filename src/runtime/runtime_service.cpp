@@ -65,7 +65,10 @@ void Runtime::service_loop() {
     }
     // Idle: nap, longer each time, so a computing thread on this core loses
     // little; the first naps after activity are short, for bursts.
-    if (observe_service_nap(nap_us, platform::doorbell_wait(nap_us)))
+    // A datagram on the remote doorbell ends the nap as a ring does (it may
+    // come before the request it announces: the naps restart short).
+    int remote_doorbell = remote_doorbell_fd_.load(std::memory_order_relaxed);
+    if (observe_service_nap(nap_us, platform::doorbell_wait(nap_us, remote_doorbell)))
       nap_us = service_timing::kFirstNap_us;  // rung: a request is on its way
     else
       nap_us = std::min(nap_us * 2, config_.service_sleep_us);

@@ -187,6 +187,7 @@ int Runtime::stop() {
   service_.join();
   close_one_sided();  // collective: no rank reads another's windows any more
   report_doorbells();
+  close_remote_doorbell();
   report_stats();
   observe_stop();  // writes the trace and profile files
   transport_.barrier();
