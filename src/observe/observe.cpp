@@ -125,6 +125,16 @@ void ObservedSpan::end() {
   on_->trace->record(event_);
 }
 
+ObservedRemoteRead::ObservedRemoteRead(Rank home, uint64_t first, uint32_t count, uint64_t bytes)
+    : ObservedSpan(TraceKind::RemoteRead, first, count) {
+  if (!on_) return;
+  if (on_->profile)
+    for (uint64_t p = first; p < first + count && p < on_->pages; ++p)
+      on_->profile->page_received(p, bytes / count);
+  event_.peer = home;
+  event_.bytes = (uint32_t)std::min<uint64_t>(bytes, UINT32_MAX);
+}
+
 void ObservedMessage::begin(bool sent, Rank peer, const MsgHeader &header, Payload payload) {
   // Whole pages (a protocol message whose payload is a page or more; its
   // first argument names the page) count as that page's traffic. Diffs and

@@ -91,6 +91,14 @@ class ObservedMessage {
   TraceEvent event_;
 };
 
+// A one-sided read of `count` pages from `first` at `home` (no message: the
+// trace shows it as a span on the reading thread; the profile counts the
+// pages in).
+class ObservedRemoteRead : public ObservedSpan {
+ public:
+  ObservedRemoteRead(Rank home, uint64_t first, uint32_t count, uint64_t bytes);
+};
+
 // Service thread: a nap ended (rung or not); returns rung, so that it wraps
 // the doorbell wait. A later poll that serves messages is then traced as a
 // wake-up with the nap before it.

@@ -16,6 +16,7 @@ const char *trace_kind_name(TraceKind kind) {
     case TraceKind::Reduce: return "reduce";
     case TraceKind::Send: return "send";
     case TraceKind::Receive: return "receive";
+    case TraceKind::RemoteRead: return "one-sided read";
     case TraceKind::ServiceWake: return "service wake-up";
     case TraceKind::Alloc: return "alloc";
   }
@@ -149,6 +150,9 @@ void TraceRecorder::write_json(std::ostream &out) const {
         break;
       case TraceKind::ServiceWake:
         out << "\"messages\":" << e.a << ",\"nap_us\":" << e.b << ",\"rung\":" << (int)e.flag;
+        break;
+      case TraceKind::RemoteRead:
+        out << "\"home\":" << e.peer << ",\"page\":" << e.a << ",\"pages\":" << e.b << ",\"bytes\":" << e.bytes;
         break;
       case TraceKind::Alloc:
         out << "\"addr\":";

@@ -26,8 +26,9 @@ enum class TraceKind : uint8_t {
   Receive,      // peer = source, bytes, channel, flow: the handler's run
   ServiceWake,  // the service thread woke from naps and served `a` messages; b = last nap (us), flag = rung
   Alloc,        // a = base address, b = bytes, c = AllocKind
+  RemoteRead,   // a one-sided read: peer = home, a = first page, b = pages, bytes
 };
-constexpr int kTraceKinds = 8;
+constexpr int kTraceKinds = 9;
 const char *trace_kind_name(TraceKind kind);
 
 // 64 bytes: a million events cost 64 MiB of address space, touched only as

@@ -17,6 +17,14 @@ void Runtime::open_write_tracker() {
     log_debug("home writes: write-protect traps (AGORA_HOME_WRITES=trap)");
     return;
   }
+  if (config_.profile) {
+    // The profile learns who writes which words of a page from the write
+    // faults (false vs true sharing): untrapped home writes would hide the
+    // home from it. Profiling therefore keeps the traps, and with them the
+    // message path for pages (one-sided reads need tracked home writes).
+    log_debug("home writes: write-protect traps (AGORA_PROFILE observes writes by their faults)");
+    return;
+  }
   std::string why;
   if (write_tracker_.open(&why))
     log_debug("home writes: tracked by the kernel (userfaultfd asynchronous write-protect, PAGEMAP_SCAN)");

@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cstring>
+#include <utility>
 
 namespace agora {
 
@@ -69,9 +70,8 @@ void MpiOneSided::close() {
   open_ = false;
 }
 
-bool MpiOneSided::read_marked(Rank home, size_t flag_offset, size_t flag_count, void *meta_out,
-                              size_t meta_bytes, size_t frame_offset, void *frames_out, size_t frame_bytes,
-                              std::string *error) {
+bool MpiOneSided::read_marked(Rank home, const Marks &marks, void *meta_out, size_t meta_bytes,
+                              size_t frame_offset, void *frames_out, size_t frame_bytes, std::string *error) {
   static const uint8_t kOnes[256] = {
 #define AGORA_ONES16 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
       AGORA_ONES16, AGORA_ONES16, AGORA_ONES16, AGORA_ONES16, AGORA_ONES16, AGORA_ONES16,
@@ -79,7 +79,8 @@ bool MpiOneSided::read_marked(Rank home, size_t flag_offset, size_t flag_count, 
       AGORA_ONES16, AGORA_ONES16, AGORA_ONES16, AGORA_ONES16
 #undef AGORA_ONES16
   };
-  if (!open_ || flag_count > sizeof kOnes || meta_bytes > INT_MAX || frame_bytes > INT_MAX) {
+  if (!open_ || marks.flag_count > sizeof kOnes || marks.summary_count > sizeof kOnes || meta_bytes > INT_MAX ||
+      frame_bytes > INT_MAX) {
     *error = "one-sided read out of bounds";
     return false;
   }
@@ -88,11 +89,14 @@ bool MpiOneSided::read_marked(Rank home, size_t flag_offset, size_t flag_count, 
     *error = mpi_error_text(what, rc);
     return false;
   };
-  if (flag_count) {
-    rc = MPI_Accumulate(kOnes, (int)flag_count, MPI_UINT8_T, home, (MPI_Aint)flag_offset, (int)flag_count,
-                        MPI_UINT8_T, MPI_REPLACE, meta_);
-    if (rc != MPI_SUCCESS) return failed("MPI_Accumulate of the shared flags");
-    if ((rc = MPI_Win_flush(home, meta_)) != MPI_SUCCESS) return failed("MPI_Win_flush (flags)");
+  // Flags before summaries: operations of one flush are unordered.
+  for (auto [offset, count] : {std::pair{marks.flag_offset, marks.flag_count},
+                               std::pair{marks.summary_offset, marks.summary_count}}) {
+    if (!count) continue;
+    rc = MPI_Accumulate(kOnes, (int)count, MPI_UINT8_T, home, (MPI_Aint)offset, (int)count, MPI_UINT8_T,
+                        MPI_REPLACE, meta_);
+    if (rc != MPI_SUCCESS) return failed("MPI_Accumulate of the shared marks");
+    if ((rc = MPI_Win_flush(home, meta_)) != MPI_SUCCESS) return failed("MPI_Win_flush (marks)");
   }
   if (meta_bytes) {
     rc = MPI_Get(meta_out, (int)meta_bytes, MPI_BYTE, home, 0, (int)meta_bytes, MPI_BYTE, meta_);

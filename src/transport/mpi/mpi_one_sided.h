@@ -2,7 +2,8 @@
 // start-up, each rank exposing
 //   - frames: its service view of the global range (every rank's home
 //     frames live there), and
-//   - meta: its engine metadata followed by one flag byte per page,
+//   - meta: its engine metadata, one summary byte per kPagesPerSummary pages
+//     and one flag byte per page,
 // locked once for passive-target access (MPI_Win_lock_all, NOCHECK) and
 // unlocked and freed at stop. The memory model must be unified (a local
 // store is visible to RMA after MPI_Win_sync and vice versa); Open MPI's
@@ -32,14 +33,21 @@ class MpiOneSided {
   // Collective; before MPI_Finalize.
   void close();
 
+  // Where in the home's meta window a read leaves its marks: `flag_count`
+  // flag bytes at `flag_offset`, then `summary_count` summary bytes at
+  // `summary_offset` (the home looks at flags only where a summary says so).
+  struct Marks {
+    size_t flag_offset, flag_count, summary_offset, summary_count;
+  };
   // Reads from `home`, each step complete before the next starts:
-  //  1. sets `flag_count` flag bytes at meta offset `flag_offset` to 1
-  //     (MPI_Accumulate REPLACE: readers may mark the same byte at once);
+  //  1. sets the flag bytes to 1, then the summary bytes to 1 (MPI_Accumulate
+  //     REPLACE: readers may mark the same byte at once), so that a home
+  //     seeing a summary sees the flags under it;
   //  2. reads `meta_bytes` from meta offset 0 into meta_out;
   //  3. reads `frame_bytes` from frames offset `frame_offset` into frames_out.
   // False (with *error) if MPI reports a failure.
-  bool read_marked(Rank home, size_t flag_offset, size_t flag_count, void *meta_out, size_t meta_bytes,
-                   size_t frame_offset, void *frames_out, size_t frame_bytes, std::string *error);
+  bool read_marked(Rank home, const Marks &marks, void *meta_out, size_t meta_bytes, size_t frame_offset,
+                   void *frames_out, size_t frame_bytes, std::string *error);
   // Makes RMA writes to this rank's meta window visible to its loads (and
   // its stores to later RMA reads).
   void sync_meta();
