@@ -279,7 +279,10 @@ class Runtime final : public EngineHost {
   int open_remote_doorbell(uint16_t *port, std::vector<platform::Ipv4Interface> *interfaces, std::string *why);
   void close_remote_doorbell();  // after the service thread has stopped
   void report_doorbells();
-  void ring(Doorbell &d);  // by signal if d.pid, else by datagram
+  void ring(Doorbell &d);
+  // Rings dst's service thread to act on what was just sent to it (at most
+  // one ring per kRingInterval_s), as send_request does.
+  void ring_to_act(Rank dst);  // by signal if d.pid, else by datagram
 
   // ---- program mode (program_windows_setup.cpp, global_stacks.cpp) ----
   bool setup_program_windows(std::string *error);

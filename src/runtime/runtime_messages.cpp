@@ -21,6 +21,10 @@ void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
 void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
   send(dst, header, payload);
   if (block_waits_) return;  // send() rang already
+  ring_to_act(dst);
+}
+
+void Runtime::ring_to_act(Rank dst) {
   Doorbell &d = doorbells_[dst];
   if (!d.ringable() || dst == rank() || config_.service != ServiceMode::Adaptive) return;
   double now = platform::now_seconds();

@@ -111,6 +111,10 @@ bool Runtime::read_remote(Rank home, PageId first, uint32_t count, uint32_t meta
   RemoteRead r{home, first, count, std::vector<std::byte>(meta_bytes), std::vector<std::byte>(count * page_size())};
   std::string error;
   ObservedRemoteRead observed(home, first, count, r.pages.size());
+  // A home that no signal reaches is on another host, where MPI may emulate
+  // RMA with messages its target progresses only in its own MPI calls (Open
+  // MPI 4.1 over TCP): wake its service thread to make them, as for a request.
+  if (doorbells_[home].pid == 0) ring_to_act(home);
   const size_t summaries = kHomeMetaBytes, flags = kHomeMetaBytes + summary_area(windowed_pages_);
   const PageId first_summary = first / kPagesPerSummary, last_summary = (first + count - 1) / kPagesPerSummary;
   MpiOneSided::Marks marks{flags + first, count, summaries + first_summary, last_summary - first_summary + 1};
