@@ -116,6 +116,10 @@ int main(int argc, char **argv) {
     bare.push_back(now() - t0);
   }
 
+  // Each fault figure is the latency of one miss: the pages are read in
+  // order, which prefetch would turn into hits (AGORA_PREFETCH=0 unless the
+  // caller says otherwise).
+  setenv("AGORA_PREFETCH", "0", 0);
   agora_init(&argc, &argv);
 
   // Remote read fault: pages homed on rank 1, which initialises them (as an

@@ -7,14 +7,13 @@
 // the engine keeps current, one summary byte per kPagesPerSummary pages,
 // then one flag byte per page that readers set to 1 ("a copy of this page
 // left without the home's knowledge"); the home reports such pages once
-// (collect_newly_shared) and sets them to 2. A reader sets a page's
-// summary byte after its flag, and the home clears a summary before it
-// looks at the flags under it: it then reads the flags only where a copy
-// left since its last look, not 1 byte per page of everything allocated
-// (a 1 TiB allocation has 256 Mi pages; its summaries are 64 KiB). A
-// reader marks, then reads the metadata, then the pages, each step complete
-// before the next: the home sees the mark before the data was read, and the
-// data is no older than the metadata.
+// (collect_newly_shared) and sets them to 2. A reader also sets the summary
+// byte of the page's 4096, which stays set: the home reads flags only
+// where a copy ever left, not 1 byte per page of everything allocated (a
+// 1 TiB allocation has 256 Mi pages; its summaries are 64 KiB). A reader
+// marks and reads the metadata, then reads the pages, the first step
+// complete before the second: the home sees the marks before the data was
+// read, and the data is no older than the metadata.
 //
 // Only pages this rank knows to be allocated are read one-sided; another
 // rank's agora_malloc heap is known only to its home, whose reply to a
@@ -163,32 +162,26 @@ void Runtime::collect_newly_shared(std::vector<PageId> *pages) {
   one_sided_.sync_meta();  // readers' marks, visible to the loads below
   uint8_t *summaries = (uint8_t *)meta_ + kHomeMetaBytes;
   uint8_t *flags = summaries + summary_area(windowed_pages_);
-  // Bytes equal to kFlagMarked in [lo, hi) of `bytes`, a word at a time;
-  // each is swapped for `after`, and `found` called with its index.
-  auto take_marked = [](uint8_t *bytes, PageId lo, PageId hi, uint8_t after, auto &&found) {
-    constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
-    for (PageId w = lo & ~PageId(7); w < hi; w += 8) {
-      uint64_t word = __atomic_load_n((uint64_t *)(bytes + w), __ATOMIC_RELAXED);
-      uint64_t x = word ^ kOnes;  // a byte equal to 1 is now 0
-      if (((x - kOnes) & ~x & kHighs) == 0) continue;
-      for (PageId i = std::max(w, lo); i < std::min(w + 8, hi); ++i) {
-        uint8_t expected = kFlagMarked;
-        if (__atomic_compare_exchange_n(bytes + i, &expected, after, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-          found(i);
-      }
-    }
-  };
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
   // Only collective and placed pages are ever marked (another rank's heap is
-  // never read one-sided): look at the summaries of those in use. A summary
-  // is cleared before its flags are read: a mark made after that sets it
-  // again, for the next call. A reader marking again writes 1 again:
+  // never read one-sided): look at the flags under the summaries set among
+  // those in use, a word at a time. A reader marking again writes 1 again:
   // reported again, harmlessly.
   auto scan = [&](PageId lo, PageId hi) {
-    if (lo >= hi) return;
-    take_marked(summaries, lo / kPagesPerSummary, summary_bytes(hi), 0, [&](PageId chunk) {
+    for (PageId chunk = lo / kPagesPerSummary; chunk < summary_bytes(hi); ++chunk) {
+      if (!__atomic_load_n(summaries + chunk, __ATOMIC_RELAXED)) continue;
       PageId from = std::max(lo, chunk * kPagesPerSummary), to = std::min(hi, (chunk + 1) * kPagesPerSummary);
-      take_marked(flags, from, to, kFlagReported, [&](PageId page) { pages->push_back(page); });
-    });
+      for (PageId w = from & ~PageId(7); w < to; w += 8) {
+        uint64_t x = __atomic_load_n((uint64_t *)(flags + w), __ATOMIC_RELAXED) ^ kOnes;  // 1s are now 0s
+        if (((x - kOnes) & ~x & kHighs) == 0) continue;
+        for (PageId p = std::max(w, from); p < std::min(w + 8, to); ++p) {
+          uint8_t expected = kFlagMarked;
+          if (__atomic_compare_exchange_n(flags + p, &expected, kFlagReported, false, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_RELAXED))
+            pages->push_back(p);
+        }
+      }
+    }
   };
   scan(0, std::min<PageId>(space_->collective_pages_used(), windowed_pages_));
   scan(space_->placed_first_page(), placed_flags_end_);

@@ -89,20 +89,20 @@ bool MpiOneSided::read_marked(Rank home, const Marks &marks, void *meta_out, siz
     *error = mpi_error_text(what, rc);
     return false;
   };
-  // Flags before summaries: operations of one flush are unordered.
+  // The marks and the metadata in one epoch (neither needs to precede the
+  // other), complete before the pages are read.
   for (auto [offset, count] : {std::pair{marks.flag_offset, marks.flag_count},
                                std::pair{marks.summary_offset, marks.summary_count}}) {
     if (!count) continue;
     rc = MPI_Accumulate(kOnes, (int)count, MPI_UINT8_T, home, (MPI_Aint)offset, (int)count, MPI_UINT8_T,
                         MPI_REPLACE, meta_);
     if (rc != MPI_SUCCESS) return failed("MPI_Accumulate of the shared marks");
-    if ((rc = MPI_Win_flush(home, meta_)) != MPI_SUCCESS) return failed("MPI_Win_flush (marks)");
   }
   if (meta_bytes) {
     rc = MPI_Get(meta_out, (int)meta_bytes, MPI_BYTE, home, 0, (int)meta_bytes, MPI_BYTE, meta_);
     if (rc != MPI_SUCCESS) return failed("MPI_Get of the home's metadata");
-    if ((rc = MPI_Win_flush(home, meta_)) != MPI_SUCCESS) return failed("MPI_Win_flush (metadata)");
   }
+  if ((rc = MPI_Win_flush(home, meta_)) != MPI_SUCCESS) return failed("MPI_Win_flush (marks, metadata)");
   rc = MPI_Get(frames_out, (int)frame_bytes, MPI_BYTE, home, (MPI_Aint)frame_offset, (int)frame_bytes, MPI_BYTE,
                frames_);
   if (rc != MPI_SUCCESS) return failed("MPI_Get of the pages");

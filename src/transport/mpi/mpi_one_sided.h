@@ -39,12 +39,11 @@ class MpiOneSided {
   struct Marks {
     size_t flag_offset, flag_count, summary_offset, summary_count;
   };
-  // Reads from `home`, each step complete before the next starts:
-  //  1. sets the flag bytes to 1, then the summary bytes to 1 (MPI_Accumulate
-  //     REPLACE: readers may mark the same byte at once), so that a home
-  //     seeing a summary sees the flags under it;
-  //  2. reads `meta_bytes` from meta offset 0 into meta_out;
-  //  3. reads `frame_bytes` from frames offset `frame_offset` into frames_out.
+  // Reads from `home` in two steps, the first complete before the second:
+  //  1. sets the flag and summary bytes to 1 (MPI_Accumulate REPLACE:
+  //     readers may mark the same byte at once) and reads `meta_bytes` from
+  //     meta offset 0 into meta_out;
+  //  2. reads `frame_bytes` from frames offset `frame_offset` into frames_out.
   // False (with *error) if MPI reports a failure.
   bool read_marked(Rank home, const Marks &marks, void *meta_out, size_t meta_bytes, size_t frame_offset,
                    void *frames_out, size_t frame_bytes, std::string *error);
