@@ -25,7 +25,7 @@ enum class RemoteDoorbellMode { Auto, Off };
 enum class IntervalPolicy { Lazy, Aggressive };
 // How pages homed elsewhere are read when the engine allows either path:
 // one-sided MPI RMA where the host can (Auto), or always by message.
-enum class FetchMode { Auto, Messages };
+enum class FetchMode { Auto, Messages, OneSided };
 // How a home learns which of its pages it wrote: the kernel's write
 // tracking where available (Auto), or write-protect traps.
 enum class HomeWritesMode { Auto, Trap };

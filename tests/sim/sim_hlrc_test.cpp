@@ -169,9 +169,14 @@ void run_host(IntervalPolicy policy, Host host, const char *test) {
     if (std::strcmp(only, policy_name(policy)) != 0) return;
   EXPECT_GT(t.pages_prefetched, 0u);
   EXPECT_GT(t.stale_replies, 0u);
-  if (host != Host::Today) EXPECT_GT(t.home_writes_tracked, 0u);
-  if (host == Host::OneSided) EXPECT_GT(t.one_sided_reads, 0u);
-  else EXPECT_EQ(t.one_sided_reads, 0u);
+  if (host != Host::Today) {
+    EXPECT_GT(t.home_writes_tracked, 0u);
+  }
+  if (host == Host::OneSided) {
+    EXPECT_GT(t.one_sided_reads, 0u);
+  } else {
+    EXPECT_EQ(t.one_sided_reads, 0u);
+  }
 }
 
 }  // namespace
