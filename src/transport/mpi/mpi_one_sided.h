@@ -40,9 +40,9 @@ class MpiOneSided {
     size_t flag_offset, flag_count, summary_offset, summary_count;
   };
   // Reads from `home` in two steps, the first complete before the second:
-  //  1. sets the flag and summary bytes to 1 (MPI_Accumulate REPLACE:
-  //     readers may mark the same byte at once) and reads `meta_bytes` from
-  //     meta offset 0 into meta_out;
+  //  1. sets the flag and summary bytes to 1 (MPI_Put: readers may mark
+  //     the same byte at once, all with 1) and reads `meta_bytes` from meta
+  //     offset 0 into meta_out;
   //  2. reads `frame_bytes` from frames offset `frame_offset` into frames_out.
   // False (with *error) if MPI reports a failure.
   bool read_marked(Rank home, const Marks &marks, void *meta_out, size_t meta_bytes, size_t frame_offset,
