@@ -76,7 +76,7 @@ enum shm_op { SHM_OP_SUM = 0, SHM_OP_MIN = 1, SHM_OP_MAX = 2 };
 /* Statistics of the Agora runtime captured around the timed kernel, so that
  * per-iteration counts exclude initialisation and validation. The names are
  * fields of AGORA_STATS_FIELDS (agora.h), read with agora_stats_get. */
-#define SHM_NSTATS 18
+#define SHM_NSTATS 20
 static const char *const shm_stat_names[SHM_NSTATS] = {
     "read_faults",        "write_faults",       "pages_fetched",
     "invalidations_sent", "invalidations_received", "messages_sent",
@@ -88,7 +88,10 @@ static const char *const shm_stat_names[SHM_NSTATS] = {
     "updates_applied",
     /* fetching without the home (issue 14): one-sided reads, prefetched
      * pages, hlrc home pages found written by the kernel's tracking */
-    "one_sided_reads",    "pages_prefetched",   "home_writes_tracked"};
+    "one_sided_reads",    "pages_prefetched",   "home_writes_tracked",
+    /* bytes read one-sided (bytes_sent counts messages only); hlrc's
+     * pages refetched at barrier end */
+    "one_sided_bytes",    "pages_refreshed"};
 
 static inline void shm_die(const char *fmt, ...)
 {

@@ -270,7 +270,7 @@ size_t agora_stats_json(char *buf, size_t size);
  *   SECONDS  double, time spent by threads of the rank; the job's is the sum
  * Any change to the list bumps AGORA_STATS_SCHEMA (the JSON's "schema"; see
  * docs/stats.md). */
-#define AGORA_STATS_SCHEMA 2
+#define AGORA_STATS_SCHEMA 3
 #define AGORA_STATS_FIELDS(X)                                                                  \
     X(COUNTER, read_faults, "reads that faulted: the page was not readable here")             \
     X(COUNTER, write_faults, "writes that faulted: the page was not writable here")           \
@@ -294,7 +294,9 @@ size_t agora_stats_json(char *buf, size_t size);
     X(COUNTER, one_sided_reads, "one-sided reads of another rank's pages (MPI RMA, no action by the home)") \
     X(COUNTER, pages_prefetched, "pages fetched ahead of a fault (sequential misses)")        \
     X(COUNTER, home_writes_tracked, "hlrc: home pages the kernel reported written (no fault taken)") \
-    X(COUNTER, remote_doorbells, "wake-ups sent to service threads of ranks on other hosts")
+    X(COUNTER, remote_doorbells, "wake-ups sent to service threads of ranks on other hosts") \
+    X(COUNTER, one_sided_bytes, "bytes read one-sided: pages and the homes' metadata")       \
+    X(COUNTER, pages_refreshed, "hlrc: pages fetched at a barrier's end because this rank kept missing them after barriers")
 
 #define AGORA_STATS_CTYPE_COUNTER uint64_t
 #define AGORA_STATS_CTYPE_PEAK uint64_t

@@ -21,6 +21,7 @@ enum class WaitMode { Auto, Spin, Block };
 // Whether a rank rings ranks its doorbell signal cannot reach with a UDP
 // datagram (docs/service.md, "Doorbell").
 enum class RemoteDoorbellMode { Auto, Off };
+enum class RefreshMode { On, Off };
 // hlrc: when an interval ends (see src/protocol/hlrc/hlrc_engine.h).
 enum class IntervalPolicy { Lazy, Aggressive };
 // How pages homed elsewhere are read when the engine allows either path:
@@ -55,6 +56,7 @@ struct Config {
   uint32_t threads_per_rank = 1;        // AGORA_THREADS_PER_RANK: agora_thread_create placement
   IntervalPolicy intervals = IntervalPolicy::Lazy;  // AGORA_INTERVALS (hlrc): lazy or aggressive
   uint32_t prefetch = 16;               // AGORA_PREFETCH: most pages fetched ahead of a sequential miss (0: off)
+  RefreshMode refresh = RefreshMode::On;  // AGORA_REFRESH (hlrc): refetch hot pages at barrier end
   uint32_t hang_warn_s = 60;            // AGORA_HANG_WARN: warn about ranks others wait for this long
   uint32_t hang_timeout_s = 0;          // AGORA_HANG_TIMEOUT: end such a job after this long (0: never)
   // AGORA_DOORBELL_SIGNAL: the real-time signal that wakes a napping service

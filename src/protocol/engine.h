@@ -200,6 +200,9 @@ struct EngineOptions {
   // Most pages a miss fetches (or, under sc, a write takes) ahead of the
   // faulting page when misses are sequential (AGORA_PREFETCH); 0 = off.
   uint32_t prefetch_max = 16;
+  // hlrc: fetch the pages a rank keeps missing after barriers as soon as a
+  // barrier invalidates them (AGORA_REFRESH).
+  bool refresh = true;
   // Testers only: break an engine on purpose, to show the checker notices.
   // ScPrefetchIgnoresState: sc's home prefetches pages that are busy or owned
   // by a third rank; ScBatchSkipsReader: sc's batched invalidation of a run
@@ -210,8 +213,11 @@ struct EngineOptions {
   // hlrc's write tracking and one-sided reads (sim_hlrc_test): a collected
   // home write gives no notice; a page newly shared by a one-sided reader
   // gets no conservative notice; remote reads and prefetched pages are
-  // installed without their version check.
-  enum class HlrcMutation { None, HomeWriteNoNotice, NewlySharedNoNotice, InstallWithoutVersionCheck };
+  // installed without their version check; refreshed pages are installed
+  // without it.
+  enum class HlrcMutation {
+    None, HomeWriteNoNotice, NewlySharedNoNotice, InstallWithoutVersionCheck, RefreshWithoutVersionCheck
+  };
   HlrcMutation hlrc_mutation = HlrcMutation::None;
 };
 

@@ -130,6 +130,7 @@ bool Runtime::read_remote(Rank home, PageId first, uint32_t count, uint32_t meta
     return false;
   }
   stats_.one_sided_reads++;
+  stats_.one_sided_bytes += r.meta.size() + r.pages.size();
   remote_reads_.push_back(std::move(r));
   // With AGORA_WAIT=block the faulting thread sleeps until the service
   // thread completes its wait: wake it to deliver this.

@@ -211,6 +211,7 @@ bool SimNode::read_remote(Rank home, PageId first, uint32_t count, uint32_t meta
   // meta and the pages at two moments, then the result: each a delivery.
   for (PageId p = first; p < first + count; ++p) h.mark_shared(p);
   stats_.one_sided_reads++;
+  stats_.one_sided_bytes += meta_bytes + count * page_size();
   struct Read {
     std::vector<std::byte> meta, pages;
   };

@@ -67,6 +67,7 @@ SimOptions host_options_for(uint64_t seed, IntervalPolicy policy, Host host) {
   o.one_sided = host == Host::OneSided;
   o.home_block = 1 + (seed / 2) % 3;
   o.engine.prefetch_max = (seed / 6) % 2 ? 4 : 0;
+  o.engine.refresh = (seed / 12) % 2 == 0;  // half the seeds refresh hot pages at barrier end
   return o;
 }
 
@@ -168,6 +169,7 @@ void run_host(IntervalPolicy policy, Host host, const char *test) {
   if (const char *only = std::getenv("AGORA_SIM_POLICY"))
     if (std::strcmp(only, policy_name(policy)) != 0) return;
   EXPECT_GT(t.pages_prefetched, 0u);
+  EXPECT_GT(t.pages_refreshed, 0u);
   EXPECT_GT(t.stale_replies, 0u);
   if (host != Host::Today) {
     EXPECT_GT(t.home_writes_tracked, 0u);
@@ -199,14 +201,26 @@ TEST(SimHlrc, AggressiveOneSidedReadsOverManySeeds) {
 
 namespace {
 
+// Barrier-heavy programs: many short phases, few locks, so that pages are
+// read again after the barriers that invalidate them (hot, refreshed).
+ProgramShape phases_shape_for(uint64_t seed) {
+  ProgramShape s = shape_for(seed);
+  s.phases = 16;
+  s.ops_per_phase = 12;
+  s.lock_fraction = 0.05;
+  return s;
+}
+
 // How many of `seeds` seeds the checker fails on with `mutation` on `host`.
-int caught_with(EngineOptions::HlrcMutation mutation, Host host, uint64_t seeds, bool prefetch) {
+int caught_with(EngineOptions::HlrcMutation mutation, Host host, uint64_t seeds, bool prefetch,
+                bool refresh = true, ProgramShape (*shape_of)(uint64_t) = mixed_shape_for) {
   int caught = 0;
   for (uint64_t seed = 1; seed <= seeds; ++seed) {
     SimOptions o = host_options_for(seed, IntervalPolicy::Lazy, host);
     o.engine.hlrc_mutation = mutation;
     o.engine.prefetch_max = prefetch ? 4 : 0;
-    if (!run_against_latest_write(o, mixed_shape_for(seed)).ok) ++caught;
+    o.engine.refresh = refresh;
+    if (!run_against_latest_write(o, shape_of(seed)).ok) ++caught;
   }
   return caught;
 }
@@ -233,19 +247,37 @@ TEST(SimHlrc, CheckerCatchesRemoteCopiesInstalledWithoutVersionCheck) {
   EXPECT_GT(caught_with(M::InstallWithoutVersionCheck, Host::Today, 1000, true), 5);
 }
 
+TEST(SimHlrc, CheckerCatchesRefreshedCopiesInstalledWithoutVersionCheck) {
+  // A refresh leaves at a barrier's end, after that barrier's notices, so
+  // its copy is stale only when the next barrier's notices (from a rank
+  // already past this one) overtake it: rare by message, where the one
+  // channel and acknowledged diffs order almost everything (1 of 1000 when
+  // written), more often one-sided, where the home's metadata and pages are
+  // read at moments the network chooses (10 of 1000). The simulator is
+  // deterministic, so the counts are stable.
+  using M = EngineOptions::HlrcMutation;
+  const int by_message = caught_with(M::RefreshWithoutVersionCheck, Host::Today, 1000, true, true, phases_shape_for);
+  const int one_sided = caught_with(M::RefreshWithoutVersionCheck, Host::OneSided, 1000, true, true, phases_shape_for);
+  std::printf("refreshed copies without their version check: caught on %d (messages) and %d (one-sided) of 1000 seeds\n",
+              by_message, one_sided);
+  EXPECT_GE(by_message, 1);
+  EXPECT_GT(one_sided, 3);
+}
+
 TEST(SimHlrc, MutationsAreHarmlessWhereTheyDoNotApply) {
   // The mutations only touch the new paths: today's host never runs them.
   using M = EngineOptions::HlrcMutation;
   EXPECT_EQ(caught_with(M::HomeWriteNoNotice, Host::Today, 50, true), 0);
   EXPECT_EQ(caught_with(M::NewlySharedNoNotice, Host::Tracking, 50, true), 0);
   EXPECT_EQ(caught_with(M::InstallWithoutVersionCheck, Host::Tracking, 50, false), 0);
+  EXPECT_EQ(caught_with(M::RefreshWithoutVersionCheck, Host::Today, 50, true, false), 0);
 }
 
 namespace {
 
 // An owner-computes sweep: each node writes every word of its block of
 // pages, then (after a barrier) reads the next node's block in order.
-RunResult owner_computes(Host host, uint32_t prefetch, int iterations) {
+RunResult owner_computes(Host host, uint32_t prefetch, bool refresh, int iterations) {
   SimOptions o;
   o.protocol = "hlrc";
   o.seed = 1;
@@ -256,6 +288,7 @@ RunResult owner_computes(Host host, uint32_t prefetch, int iterations) {
   o.track_home_writes = host != Host::Today;
   o.one_sided = host == Host::OneSided;
   o.engine.prefetch_max = prefetch;
+  o.engine.refresh = refresh;
   ProgramShape shape;
   shape.locks = 0;
   shape.threads_per_node = 1;
@@ -284,31 +317,36 @@ RunResult owner_computes(Host host, uint32_t prefetch, int iterations) {
 
 TEST(SimHlrc, OwnerComputesCounts) {
   // Counts, not times: the faults, messages and reads of 10 iterations of
-  // the sweep on 2 nodes (8 pages each), before and after issue 14.
+  // the sweep on 2 nodes (32 pages each), before and after issue 14.
   struct Row {
     const char *what;
     Host host;
     uint32_t prefetch;
+    bool refresh;
     RunResult r;
   };
-  std::vector<Row> rows = {{"trap home writes, messages", Host::Today, 0, {}},
-                           {"  + prefetch 16", Host::Today, 16, {}},
-                           {"tracked home writes, messages", Host::Tracking, 0, {}},
-                           {"tracked, one-sided reads", Host::OneSided, 0, {}},
-                           {"  + prefetch 16", Host::OneSided, 16, {}}};
-  std::printf("%-31s %11s %12s %9s %10s %11s %11s\n", "owner-computes, 10 iterations", "read_faults",
-              "write_faults", "messages", "one_sided", "prefetched", "notices");
+  std::vector<Row> rows = {{"trap home writes, messages", Host::Today, 0, false, {}},
+                           {"  + prefetch 16", Host::Today, 16, false, {}},
+                           {"  + refresh at barriers", Host::Today, 16, true, {}},
+                           {"tracked home writes, messages", Host::Tracking, 0, false, {}},
+                           {"tracked, one-sided reads", Host::OneSided, 0, false, {}},
+                           {"  + prefetch 16", Host::OneSided, 16, false, {}},
+                           {"  + refresh at barriers", Host::OneSided, 16, true, {}}};
+  std::printf("%-31s %11s %12s %9s %10s %11s %10s %11s\n", "owner-computes, 10 iterations", "read_faults",
+              "write_faults", "messages", "one_sided", "prefetched", "refreshed", "notices");
   for (Row &row : rows) {
-    row.r = owner_computes(row.host, row.prefetch, 10);
+    row.r = owner_computes(row.host, row.prefetch, row.refresh, 10);
     ASSERT_TRUE(row.r.ok) << row.what << ": " << row.r.failure;
     const Stats &t = row.r.totals;
-    std::printf("%-31s %11llu %12llu %9llu %10llu %11llu %11llu\n", row.what, (unsigned long long)t.read_faults,
-                (unsigned long long)t.write_faults, (unsigned long long)t.messages_sent,
-                (unsigned long long)t.one_sided_reads, (unsigned long long)t.pages_prefetched,
+    std::printf("%-31s %11llu %12llu %9llu %10llu %11llu %10llu %11llu\n", row.what,
+                (unsigned long long)t.read_faults, (unsigned long long)t.write_faults,
+                (unsigned long long)t.messages_sent, (unsigned long long)t.one_sided_reads,
+                (unsigned long long)t.pages_prefetched, (unsigned long long)t.pages_refreshed,
                 (unsigned long long)t.notices_applied);
   }
-  const Stats &today = rows[0].r.totals, &today_prefetch = rows[1].r.totals, &tracked = rows[2].r.totals,
-              &one_sided = rows[3].r.totals, &all = rows[4].r.totals;
+  const Stats &today = rows[0].r.totals, &today_prefetch = rows[1].r.totals, &today_refresh = rows[2].r.totals,
+              &tracked = rows[3].r.totals, &one_sided = rows[4].r.totals, &all = rows[5].r.totals,
+              &all_refresh = rows[6].r.totals;
   // Owners write without faulting.
   EXPECT_GT(today.write_faults, 0u);
   EXPECT_EQ(tracked.write_faults, 0u);
@@ -322,4 +360,11 @@ TEST(SimHlrc, OwnerComputesCounts) {
   EXPECT_LT(today_prefetch.read_faults * 4, today.read_faults);
   EXPECT_LT(all.read_faults * 4, one_sided.read_faults);
   EXPECT_GT(all.pages_prefetched, 0u);
+  // Refresh: after the first sweeps every page read is fetched at the
+  // barrier before it, except once every 9 refreshes (the sample that
+  // checks the page is still read).
+  EXPECT_GT(today_refresh.pages_refreshed, 0u);
+  EXPECT_GT(all_refresh.pages_refreshed, 0u);
+  EXPECT_LT(today_refresh.read_faults * 2, today_prefetch.read_faults);
+  EXPECT_LT(all_refresh.read_faults * 2, all.read_faults);
 }

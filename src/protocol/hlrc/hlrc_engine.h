@@ -21,8 +21,9 @@
 // the host's one-sided reads as well, a miss reads the page (and the home's
 // applied-interval vector, home_meta) without the home's CPU; see
 // hlrc_remote_read.cpp for why that is safe. Sequential misses to one home
-// fetch the following pages too (hlrc_prefetch.cpp). docs/hlrc.md has the
-// whole argument.
+// fetch the following pages too (hlrc_prefetch.h), and pages a rank keeps
+// missing after barriers are fetched again as each barrier ends
+// (hlrc_refresh.cpp). docs/hlrc.md has the whole argument.
 //
 // Intervals are per rank, shared by all its threads (paper 001 §4.2). They
 // end when lock ownership passes to another rank, at barriers and at thread
@@ -69,6 +70,9 @@ class HlrcEngine final : public ProtocolEngine {
 
   // Most pages one fetch (message or one-sided read) may ask for.
   static constexpr uint64_t kMaxFetchRun = 4096;
+  // Most pages one refresh fetches: what the runtime reads one-sidedly in
+  // one go (its kMaxRemoteReadPages), so that a run is never split.
+  static constexpr size_t kMaxRefreshRun = 64;
 
   enum Op : uint16_t {
     kFetch = 1,  // requester -> home: a = first page, b = pages (0 counts as 1)
@@ -87,6 +91,14 @@ class HlrcEngine final : public ProtocolEngine {
     // Home pages whose writes the host tracks: how many times the marks of
     // one-sided readers had been collected when tracking began.
     uint64_t tracked_after_drain = 0;
+    // Refresh at barriers (hlrc_refresh.cpp): a notice invalidated this copy
+    // (stale), and this rank fetched it again afterwards (hot), so the next
+    // barrier that invalidates it fetches it at once. `refreshes` counts
+    // those since a thread was last seen to want the page.
+    bool stale = false;
+    bool hot = false;
+    bool refreshing = false;  // the fetch in flight is a refresh
+    uint8_t refreshes = 0;
   };
   bool is_home(PageId page) const { return host_.home_of(page) == host_.rank(); }
   PageState &state(PageId page);
@@ -108,6 +120,17 @@ class HlrcEngine final : public ProtocolEngine {
   void receive_copy(PageId page, const VectorTime &version, const std::byte *data, bool prefetched,
                     bool one_sided);
   void invalidate(PageId page, Rank creator, uint32_t index);
+
+  // ---- refresh at barriers (hlrc_refresh.cpp) ----
+  // A copy is installed (hot if a notice had made it stale).
+  void note_refetched(PageState &s, bool refreshed);
+  // A thread waits for a page being fetched ahead: it is in use.
+  void note_wanted(PageState &s);
+  // A notice invalidated a valid copy: queue it if hot and the notice came
+  // with a barrier.
+  void note_invalidated(PageId page, PageState &s);
+  // At barrier end: fetch the queued pages, in runs, before they are missed.
+  void refresh_hot_pages();
 
   // ---- home side (hlrc_home.cpp) ----
   void home_serve(const MsgHeader &m);
@@ -158,6 +181,9 @@ class HlrcEngine final : public ProtocolEngine {
   uint64_t shared_drains_ = 0;
   // Requester side: misses per home, to fetch ahead of sequential ones.
   SequentialMisses prefetch_;
+  // Hot pages invalidated by the barrier being merged, to refresh at its end.
+  std::vector<PageId> refresh_;
+  bool merging_barrier_ = false;
 };
 
 }  // namespace agora

@@ -125,7 +125,9 @@ void HlrcEngine::barrier_receive(uint64_t epoch, Payload info) {
   VectorTime heard = vector_time_read(info.data, host_.nranks());
   VectorTime &a = barrier_arrivals_[epoch];
   for (Rank i = 0; i < host_.nranks(); ++i) vector_time_raise(&a, host_.nranks(), i, heard[i]);
+  merging_barrier_ = true;
   merge({info.data + vbytes, info.size - vbytes}, "barrier message");
+  merging_barrier_ = false;
 }
 
 void HlrcEngine::barrier_complete(uint64_t epoch) {
@@ -135,6 +137,7 @@ void HlrcEngine::barrier_complete(uint64_t epoch) {
   notices_.raise_all(previous_barrier_);
   previous_barrier_ = barrier_arrivals_[epoch];
   barrier_arrivals_.erase(barrier_arrivals_.begin(), barrier_arrivals_.upper_bound(epoch));
+  refresh_hot_pages();
 }
 
 }  // namespace agora

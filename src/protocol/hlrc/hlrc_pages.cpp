@@ -26,6 +26,7 @@ Access HlrcEngine::local_access(PageId page) const { return page_copy_access(pag
 
 void HlrcEngine::on_fault(PageId page, Access need, Waiter *w) {
   PageState &s = state(page);
+  if (s.access == Access::None && s.fetching) note_wanted(s);
   if (page_copy_fault(host_, page, s, need, w, &dirty_, false)) fetch_after_miss(page, need);
   AGORA_ASSERT(page_copy_consistent(host_, page, s, false));
 }
@@ -68,6 +69,7 @@ void HlrcEngine::on_page(const MsgHeader &m, Payload p) {
     at += 4;
     if (status != 0) {  // refused: not allocated at the home
       PageState &s = state(page);
+      s.refreshing = false;
       if (s.fetching && s.access == Access::None) page_copy_refused(s, (int)(int32_t)status);
       continue;
     }
@@ -86,8 +88,11 @@ void HlrcEngine::receive_copy(PageId page, const VectorTime &version, const std:
     host_.stats().stale_replies++;
     return;
   }
-  const bool check = !(options_.hlrc_mutation == EngineOptions::HlrcMutation::InstallWithoutVersionCheck &&
-                       (prefetched || one_sided));
+  using M = EngineOptions::HlrcMutation;
+  const bool refreshed = s.refreshing;
+  s.refreshing = false;
+  const bool check = !(options_.hlrc_mutation == M::InstallWithoutVersionCheck && (prefetched || one_sided)) &&
+                     !(options_.hlrc_mutation == M::RefreshWithoutVersionCheck && refreshed);
   if (check && !s.need.empty())
     for (Rank i = 0; i < host_.nranks(); ++i)
       if (version[i] < s.need[i]) {  // served before a write we were told of reached the home
@@ -100,15 +105,17 @@ void HlrcEngine::receive_copy(PageId page, const VectorTime &version, const std:
         else fetch_by_message(page, 1);
         return;
       }
+  note_refetched(s, refreshed);
   page_copy_install(host_, page, s, data, &dirty_, false);
-  if (prefetched) host_.stats().pages_prefetched++;
+  if (refreshed) host_.stats().pages_refreshed++;
+  else if (prefetched) host_.stats().pages_prefetched++;
 }
 
 void HlrcEngine::invalidate(PageId page, Rank creator, uint32_t index) {
   if (is_home(page) || creator == host_.rank()) return;  // the home copy already has it
   PageState &s = state(page);
   vector_time_raise(&s.need, host_.nranks(), creator, index);
-  page_copy_invalidate(host_, page, s);
+  if (page_copy_invalidate(host_, page, s)) note_invalidated(page, s);
 }
 
 void HlrcEngine::on_message(const MsgHeader &m, Payload p) {
