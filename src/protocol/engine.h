@@ -26,6 +26,12 @@ class EngineHost : public ComponentHost {
   virtual size_t page_size() const = 0;
   // Protection of this rank's application view of the page.
   virtual void set_access(PageId page, Access access) = 0;
+  // The same for [first, first+count), in one change where the host can
+  // (one mprotect instead of one per page, which splits the view's mapping
+  // page by page).
+  virtual void set_access_run(PageId first, PageId count, Access access) {
+    for (PageId p = first; p < first + count; ++p) set_access(p, access);
+  }
   // This rank's copy of the page, always readable and writable by the engine.
   virtual std::byte *frame(PageId page) = 0;
   virtual Rank home_of(PageId page) const = 0;

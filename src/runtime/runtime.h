@@ -84,6 +84,7 @@ class Runtime final : public EngineHost {
   size_t page_size() const override { return platform::kPageSize; }
   // Page hooks (runtime_pages.cpp).
   void set_access(PageId page, Access access) override;
+  void set_access_run(PageId first, PageId count, Access access) override;
   std::byte *frame(PageId page) override;
   Rank home_of(PageId page) const override { return space_->home_of(page); }
   bool page_allocated(PageId page) const override;
@@ -379,6 +380,10 @@ class Runtime final : public EngineHost {
     std::vector<std::byte> meta, pages;
   };
   std::vector<RemoteRead> remote_reads_;  // completed, for the engine (under lock_)
+  // Page buffers of delivered reads, kept for the next ones: a fresh 256 KiB
+  // buffer was zeroed and faulted in page by page at every read (nbody
+  // under hlrc: ~150 us per 64-page refresh).
+  std::vector<std::vector<std::byte>> spare_read_buffers_;
   bool remote_read_failed_ = false;       // an MPI error was reported once
   // This rank's remote doorbell socket while some rank cannot ring it by
   // signal (the service thread also waits on it), else -1.

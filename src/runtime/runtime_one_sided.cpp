@@ -32,6 +32,9 @@ namespace {
 // runtime's lock is held (64 pages: 256 KiB, ~15 us over shared memory).
 constexpr uint32_t kMaxRemoteReadPages = 64;
 constexpr uint8_t kFlagMarked = 1, kFlagReported = 2;
+// Page buffers kept for reuse (spare_read_buffers_): a barrier's refresh
+// has a few reads in flight at once; more are freed.
+constexpr size_t kSpareReadBuffers = 8;
 // Pages per summary byte: a read of kMaxRemoteReadPages spans at most two.
 constexpr PageId kPagesPerSummary = 4096;
 static_assert(kMaxRemoteReadPages <= kPagesPerSummary);
@@ -111,7 +114,12 @@ bool Runtime::read_remote(Rank home, PageId first, uint32_t count, uint32_t meta
   // fault 3-4x the message path on 2 emulated hosts): auto asks the home.
   if (config_.fetch == FetchMode::Auto && !transport_.same_node(home)) return false;
   if (!known_allocated_at(home, first, count)) return false;
-  RemoteRead r{home, first, count, std::vector<std::byte>(meta_bytes), std::vector<std::byte>(count * page_size())};
+  RemoteRead r{home, first, count, std::vector<std::byte>(meta_bytes), {}};
+  if (!spare_read_buffers_.empty()) {
+    r.pages = std::move(spare_read_buffers_.back());
+    spare_read_buffers_.pop_back();
+  }
+  r.pages.resize(count * page_size());  // zeroes only what the buffer never held
   std::string error;
   ObservedRemoteRead observed(home, first, count, r.pages.size());
   // A home that no signal reaches is on another host, where MPI may emulate
@@ -146,6 +154,8 @@ int Runtime::deliver_remote_reads(int budget) {
     remote_reads_.erase(remote_reads_.begin());
     engine_->on_remote_read(r.home, r.first, r.count, {r.meta.data(), r.meta.size()},
                             {r.pages.data(), r.pages.size()});
+    // A few buffers of the largest read suffice: the reads in flight at once.
+    if (spare_read_buffers_.size() < kSpareReadBuffers) spare_read_buffers_.push_back(std::move(r.pages));
     ++delivered;
   }
   return delivered;

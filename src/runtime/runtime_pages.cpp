@@ -10,12 +10,22 @@
 
 namespace agora {
 
-void Runtime::set_access(PageId page, Access access) {
-  observe_access(page, access);
-  if (!platform::vm_protect((void *)space_->addr_of(page), page_size(), access))
-    fatal("mprotect of page %p to %s failed: %s (too many distinct mappings? raise "
-          "vm.max_map_count)",
-          (void *)space_->addr_of(page), access_name(access), std::strerror(errno));
+void Runtime::set_access(PageId page, Access access) { set_access_run(page, 1, access); }
+
+void Runtime::set_access_run(PageId first, PageId count, Access access) {
+  for (PageId p = first; p < first + count;) {
+    // Consecutive pages are consecutive addresses except across program
+    // mode's windows of the executable: one change per stretch.
+    const uintptr_t start = space_->addr_of(p);
+    PageId n = 1;
+    while (p + n < first + count && space_->addr_of(p + n) == start + n * page_size()) ++n;
+    for (PageId q = p; q < p + n; ++q) observe_access(q, access);
+    if (!platform::vm_protect((void *)start, n * page_size(), access))
+      fatal("mprotect of %llu page(s) at %p to %s failed: %s (too many distinct mappings? raise "
+            "vm.max_map_count)",
+            (unsigned long long)n, (void *)start, access_name(access), std::strerror(errno));
+    p += n;
+  }
 }
 
 std::byte *Runtime::frame(PageId page) { return range_.service_view + page * page_size(); }

@@ -118,8 +118,8 @@ class HlrcEngine final : public ProtocolEngine {
   // refetches by message if a thread waits on it). `prefetched`: not the
   // page that missed; `one_sided`: read without the home's CPU.
   void receive_copy(PageId page, const VectorTime &version, const std::byte *data, bool prefetched,
-                    bool one_sided);
-  void invalidate(PageId page, Rank creator, uint32_t index);
+                    bool one_sided, AccessRuns *runs);
+  void invalidate(PageId page, Rank creator, uint32_t index, AccessRuns *runs);
 
   // ---- refresh at barriers (hlrc_refresh.cpp) ----
   // A copy is installed (hot if a notice had made it stale).

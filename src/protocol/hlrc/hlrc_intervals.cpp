@@ -88,10 +88,14 @@ void HlrcEngine::release_info(Payload view, std::vector<std::byte> *out) {
 }
 
 void HlrcEngine::merge(Payload bundle, const char *what) {
+  // One protection change per run of pages invalidated, all before the
+  // acquire (lock grant or barrier) that brought them completes.
+  AccessRuns runs;
   bool ok = notices_.merge_bundle(bundle, [&](Rank creator, uint32_t index, const PageId *pages,
                                               size_t n) {
-    for (size_t i = 0; i < n; ++i) invalidate(pages[i], creator, index);
+    for (size_t i = 0; i < n; ++i) invalidate(pages[i], creator, index, &runs);
   });
+  runs.apply(host_);
   if (!ok) fatal("hlrc: malformed or incomplete write notices in a %s", what);
   note_notices_kept();
 }

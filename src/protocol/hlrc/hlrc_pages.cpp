@@ -62,6 +62,7 @@ void HlrcEngine::on_page(const MsgHeader &m, Payload p) {
   const size_t vbytes = 4 * (size_t)host_.nranks();
   if (count > kMaxFetchRun) fatal("hlrc: malformed page reply from rank %d (%llu pages)", m.src, (unsigned long long)count);
   size_t at = 0;
+  AccessRuns runs;  // one protection change per run of pages installed
   for (PageId page = first; page < first + count; ++page) {
     uint32_t status;
     if (at + 4 > p.size) fatal("hlrc: malformed page reply from rank %d", m.src);
@@ -75,14 +76,15 @@ void HlrcEngine::on_page(const MsgHeader &m, Payload p) {
     }
     if (at + vbytes + host_.page_size() > p.size) fatal("hlrc: malformed page reply from rank %d", m.src);
     VectorTime version = vector_time_read(p.data + at, host_.nranks());
-    receive_copy(page, version, p.data + at + vbytes, page != first, false);
+    receive_copy(page, version, p.data + at + vbytes, page != first, false, &runs);
     at += vbytes + host_.page_size();
   }
+  runs.apply(host_);
   if (at != p.size) fatal("hlrc: malformed page reply from rank %d (%zu bytes left over)", m.src, p.size - at);
 }
 
 void HlrcEngine::receive_copy(PageId page, const VectorTime &version, const std::byte *data, bool prefetched,
-                              bool one_sided) {
+                              bool one_sided, AccessRuns *runs) {
   PageState &s = state(page);
   if (!s.fetching || s.access != Access::None) {  // a duplicate: already installed
     host_.stats().stale_replies++;
@@ -106,16 +108,16 @@ void HlrcEngine::receive_copy(PageId page, const VectorTime &version, const std:
         return;
       }
   note_refetched(s, refreshed);
-  page_copy_install(host_, page, s, data, &dirty_, false);
+  page_copy_install(host_, page, s, data, &dirty_, false, runs);
   if (refreshed) host_.stats().pages_refreshed++;
   else if (prefetched) host_.stats().pages_prefetched++;
 }
 
-void HlrcEngine::invalidate(PageId page, Rank creator, uint32_t index) {
+void HlrcEngine::invalidate(PageId page, Rank creator, uint32_t index, AccessRuns *runs) {
   if (is_home(page) || creator == host_.rank()) return;  // the home copy already has it
   PageState &s = state(page);
   vector_time_raise(&s.need, host_.nranks(), creator, index);
-  if (page_copy_invalidate(host_, page, s)) note_invalidated(page, s);
+  if (page_copy_invalidate(host_, page, s, runs)) note_invalidated(page, s);
 }
 
 void HlrcEngine::on_message(const MsgHeader &m, Payload p) {

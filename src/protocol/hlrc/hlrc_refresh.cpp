@@ -30,7 +30,7 @@ namespace agora {
 
 namespace {
 // Refreshes of a page without a sign that it is still read (see above).
-constexpr uint8_t kRefreshesUnconfirmed = 8;
+constexpr uint8_t kRefreshesUnconfirmed = 32;
 }  // namespace
 
 void HlrcEngine::note_refetched(PageState &s, bool refreshed) {

@@ -40,7 +40,9 @@ void HlrcEngine::on_remote_read(Rank home, PageId first, uint32_t count, Payload
     fatal("hlrc: malformed one-sided read of %u pages from rank %d (%zu + %zu bytes)", count, home, meta.size,
           pages.size);
   const VectorTime applied = vector_time_read(meta.data, host_.nranks());
-  for (uint32_t i = 0; i < count; ++i) receive_copy(first + i, applied, pages.data + i * size, i > 0, true);
+  AccessRuns runs;  // one protection change per run of pages installed
+  for (uint32_t i = 0; i < count; ++i) receive_copy(first + i, applied, pages.data + i * size, i > 0, true, &runs);
+  runs.apply(host_);
 }
 
 }  // namespace agora

@@ -51,7 +51,7 @@ bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Wa
 }
 
 void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::byte *data,
-                       std::vector<PageId> *dirty, bool twin_home) {
+                       std::vector<PageId> *dirty, bool twin_home, AccessRuns *runs) {
   std::byte *frame = host.frame(page);
   const size_t size = host.page_size();
   if (s.dirty) {
@@ -64,9 +64,11 @@ void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::by
   s.fetching = false;
   host.stats().pages_fetched++;
   if (s.want_write && !s.dirty) page_copy_make_dirty(host, page, s, dirty, twin_home);  // saves a second fault
+  else if (runs) runs->add(page, s.access);
   else host.set_access(page, s.access);
   s.want_write = false;
-  wake(s, 0);
+  if (runs) runs->wake_after(&s.waiters, 0);
+  else wake(s, 0);
   AGORA_ASSERT(page_copy_consistent(host, page, s, twin_home));
 }
 
@@ -86,11 +88,12 @@ void page_copy_share_home(EngineHost &host, PageId page, PageCopy &s) {
   AGORA_ASSERT(!s.cached_elsewhere || host.home_of(page) == host.rank());
 }
 
-bool page_copy_invalidate(EngineHost &host, PageId page, PageCopy &s) {
+bool page_copy_invalidate(EngineHost &host, PageId page, PageCopy &s, AccessRuns *runs) {
   if (s.access == Access::None) return false;
   AGORA_ASSERT(!s.fetching && s.waiters.empty());  // only an invalid copy is fetched
   s.access = Access::None;
-  host.set_access(page, Access::None);
+  if (runs) runs->add(page, Access::None);
+  else host.set_access(page, Access::None);
   host.stats().notices_applied++;
   host.stats().invalidations_received++;
   return true;

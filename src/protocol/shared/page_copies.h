@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "protocol/engine.h"
+#include "protocol/shared/access_runs.h"
 
 namespace agora {
 
@@ -58,9 +59,10 @@ bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Wa
 
 // A copy from the home arrived: install it (keeping this rank's unsent
 // writes: 2-way diffing), make it dirty at once for a waiting writer, and
-// wake the waiters.
+// wake the waiters. With `runs`, the protection change and the wake-ups
+// wait for runs->apply (a batch of copies).
 void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::byte *data,
-                       std::vector<PageId> *dirty, bool twin_home);
+                       std::vector<PageId> *dirty, bool twin_home, AccessRuns *runs = nullptr);
 
 // The home refused the fetch (the page is not allocated): fail the waiters.
 void page_copy_refused(PageCopy &s, int status);
@@ -71,7 +73,9 @@ void page_copy_refused(PageCopy &s, int status);
 void page_copy_share_home(EngineHost &host, PageId page, PageCopy &s);
 
 // The copy is stale: protect it (a dirty copy keeps its twin, for 2-way
-// diffing). False if it already was invalid.
-bool page_copy_invalidate(EngineHost &host, PageId page, PageCopy &s);
+// diffing). False if it already was invalid. With `runs`, the protection
+// change waits for runs->apply, which must come before any thread of the
+// rank is let past the acquire that brought the notice.
+bool page_copy_invalidate(EngineHost &host, PageId page, PageCopy &s, AccessRuns *runs = nullptr);
 
 }  // namespace agora
