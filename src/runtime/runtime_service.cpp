@@ -22,12 +22,16 @@ void Runtime::service_loop() {
   while (running_.load(std::memory_order_relaxed)) {
     hang_tick();
     if (!block_waits_ && waiting_threads_.load(std::memory_order_relaxed) > 0) {
-      // A waiting application thread polls for this rank; keep off its core,
-      // but wake when rung: the thread may stop waiting and compute at any
-      // moment, and a request that comes then must not wait out the nap
-      // (jacobi under sc: ~1 ms faults at every iteration before).
-      platform::doorbell_wait(config_.service_sleep_us, remote_doorbell_fd_.load(std::memory_order_relaxed));
-      nap_us = service_timing::kFirstNap_us;
+      // A waiting application thread polls for this rank; keep off its core.
+      // The thread may stop waiting and compute at any moment, and a request
+      // that comes then must not wait out a long nap (jacobi under sc: a
+      // fixed 1 ms nap here gave ~1 ms faults at every iteration): nap as
+      // when idle, doubling from short, so the service is back within about
+      // the time the wait has lasted. Rings do not end this nap: while the
+      // thread waits it serves them, and waking for each cost an idle
+      // remote read fault ~3 us (2 cores, every core busy).
+      platform::sleep_us(nap_us);
+      nap_us = std::min(nap_us * 2, config_.service_sleep_us);
       continue;
     }
     if (block_waits_) {

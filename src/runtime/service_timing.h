@@ -43,7 +43,9 @@ constexpr uint32_t kFinalizeThreadsNap_us = 100;
 // AGORA_SERVICE_SLEEP_US (Config::service_sleep_us, default 1000 us: an idle
 // service wakes at most ~1000 times a second and costs a computing thread on
 // its core ~2 %; docs/service.md, "What it costs"). While an application
-// thread of the rank polls, the service naps the cap at once.
+// thread of the rank polls, the service naps the same way, so that it is
+// back soon after a short wait ends (the thread may stop waiting and compute
+// at any moment; docs/service.md, "The doorbell, measured").
 constexpr uint32_t kFirstNap_us = 1;
 // AGORA_WAIT=block: after waking a sleeping thread, the service holds back
 // (up to kWokenHoldNaps naps of kWokenHoldNap_us, 1 ms in all) until that
