@@ -25,11 +25,12 @@ void Runtime::service_loop() {
       // A waiting application thread polls for this rank; keep off its core.
       // The thread may stop waiting and compute at any moment, and a request
       // that comes then must not wait out a long nap (jacobi under sc: a
-      // fixed 1 ms nap here gave ~1 ms faults at every iteration): nap as
-      // when idle, doubling from short, so the service is back within about
-      // the time the wait has lasted. Rings do not end this nap: while the
-      // thread waits it serves them, and waking for each cost an idle
-      // remote read fault ~3 us (2 cores, every core busy).
+      // fixed 1 ms nap here gave ~1 ms faults at every iteration): nap
+      // doubling from kWaitingFirstNap_us, so the service is back within
+      // about the time the wait has lasted. Rings do not end this nap: while
+      // the thread waits it serves them, and waking for each cost an idle
+      // remote read fault ~5 us (2 cores, every core busy).
+      nap_us = std::max(nap_us, service_timing::kWaitingFirstNap_us);
       platform::sleep_us(nap_us);
       nap_us = std::min(nap_us * 2, config_.service_sleep_us);
       continue;
