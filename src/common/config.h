@@ -22,6 +22,8 @@ enum class WaitMode { Auto, Spin, Block };
 // datagram (docs/service.md, "Doorbell").
 enum class RemoteDoorbellMode { Auto, Off };
 enum class RefreshMode { On, Off };
+// AGORA_GPTR, in options.def's order (gptr::Scheme is the engine's).
+enum class GptrScheme : uint8_t { OrderCache, OrderNoCache, Sequencer, Swcc, Direct };
 // hlrc: when an interval ends (see src/protocol/hlrc/hlrc_engine.h).
 enum class IntervalPolicy { Lazy, Aggressive };
 // How pages homed elsewhere are read when the engine allows either path:
@@ -57,6 +59,15 @@ struct Config {
   IntervalPolicy intervals = IntervalPolicy::Lazy;  // AGORA_INTERVALS (hlrc): lazy or aggressive
   uint32_t prefetch = 16;               // AGORA_PREFETCH: most pages fetched ahead of a sequential miss (0: off)
   RefreshMode refresh = RefreshMode::On;  // AGORA_REFRESH (hlrc): refetch hot pages at barrier end
+  // Global pointers (docs/gptr.md).
+  GptrScheme gptr_scheme = GptrScheme::OrderCache;  // AGORA_GPTR
+  uint64_t gptr_segment_bytes = 256ull << 20;       // AGORA_GPTR_SEGMENT
+  uint32_t gptr_line_bytes = 64;                    // AGORA_GPTR_LINE
+  uint32_t gptr_rank_bits = 2;                      // AGORA_GPTR_RANK_BITS
+  uint32_t gptr_index_bits = 10;                    // AGORA_GPTR_INDEX_BITS
+  uint32_t gptr_block_bytes = 64;                   // AGORA_GPTR_BLOCK
+  uint32_t gptr_dir_bits = 12;                      // AGORA_GPTR_DIR_BITS
+  uint64_t gptr_chunk_bytes = 32ull << 10;          // AGORA_GPTR_CHUNK
   uint32_t hang_warn_s = 60;            // AGORA_HANG_WARN: warn about ranks others wait for this long
   uint32_t hang_timeout_s = 0;          // AGORA_HANG_TIMEOUT: end such a job after this long (0: never)
   // AGORA_DOORBELL_SIGNAL: the real-time signal that wakes a napping service

@@ -88,7 +88,7 @@ void put_string(std::ostream &out, const std::string &s) {
 
 const char *channel_name(uint16_t channel) {
   static const char *names[] = {"?", "protocol", "lock", "barrier", "reduce", "memory", "thread",
-                                "watch", "thread-barrier", "semaphore", "condition", "thread-reduce"};
+                                "watch", "thread-barrier", "semaphore", "condition", "thread-reduce", "gptr"};
   return channel < sizeof names / sizeof names[0] ? names[channel] : "?";
 }
 

@@ -25,6 +25,7 @@
 //   runtime_thread_sync.cpp, runtime_thread_reduce.cpp  sync among threads
 //   runtime_stats.cpp      statistics at finalize   program_windows_setup.cpp, global_stacks.cpp
 //   runtime_home_writes.cpp  home write tracking    runtime_one_sided.cpp  one-sided reads
+//   runtime_gptr.cpp       global pointers (the gptr engine, its segment, its lock)
 // Process-wide helpers they share (fault target, thread tokens): runtime_internal.h.
 // MPI is reached only through transport_ (src/transport/mpi).
 #pragma once
@@ -39,6 +40,7 @@
 
 #include "common/config.h"
 #include "common/stats.h"
+#include "gptr/gptr_engine.h"
 #include "memory/address_space.h"
 #include "memory/arena_allocator.h"
 #include "platform/platform.h"
@@ -147,6 +149,29 @@ class Runtime final : public EngineHost {
   int thread_reduce(uint64_t object, void *buf, size_t n, ReduceType type, ReduceOp op);
   int thread_reduction_destroy(uint64_t object);
 
+  // ---- global pointers (runtime_gptr.cpp, docs/gptr.md) ----
+  // Collective; the first call starts the scheme and maps the segment.
+  // Returns the offset of this call's part, or UINT64_MAX when full.
+  uint64_t gptr_alloc(uint64_t bytes);
+  // One access. `signal` null: blocking (returns once complete). Checks g
+  // (rank, extent; a scalar's width and alignment) and says what is wrong.
+  int gptr_access(const char *fn, gptr::OpKind kind, uint64_t g, void *local, uint64_t bytes, bool scalar,
+                  gptr::Signal *signal);
+  int gptr_signal_wait(gptr::Signal *signal);
+  // The calling thread's signal for split-phase operations given none (agora_gptr_sync).
+  gptr::Signal *gptr_implicit_signal();
+  int64_t gptr_signal_pending(gptr::Signal *signal);
+  int gptr_store_sync(uint64_t bytes);
+  void *gptr_to_local(uint64_t g);
+  uint64_t gptr_from_local(const void *p);
+  const char *gptr_scheme_name() const;
+  int gptr_counters(gptr::Counters *out);
+  void gptr_reset_counters();
+  // The release and acquire halves of barriers and locks (no-ops until the
+  // first agora_gptr_alloc).
+  void gptr_release();
+  void gptr_acquire();
+
   // ---- program mode (docs/programs.md) ----
   // The executable's globals are global memory (program_windows_setup.cpp)
   // and bodies run on global stacks.
@@ -183,7 +208,7 @@ class Runtime final : public EngineHost {
   // ---- waiting (runtime_wait.cpp) ----
   // Where a thread of this rank waits inside Agora, for the hang watch.
   enum class WaitKind : uint8_t { Fault, Lock, Collective, Free, ThreadCreate, ThreadJoin, FinalizeThreads,
-                                  ThreadBarrier, Condition, Semaphore, Placed, ThreadReduce };
+                                  ThreadBarrier, Condition, Semaphore, Placed, ThreadReduce, Gptr };
   struct WaitNote {
     WaitKind kind;
     uint64_t a = 0, b = 0;  // address and home, lock id, tag, rank and id, ... (see describe_wait)
@@ -311,6 +336,16 @@ class Runtime final : public EngineHost {
   std::optional<SemaphoreService> semaphores_;
   std::optional<ConditionService> conditions_;
   std::optional<MemoryService> memory_;  // remote frees, placed allocations
+  // Global pointers: the engine and its segment, guarded by gptr_mu_ (taken
+  // after lock_ when both are held; a cache hit takes gptr_mu_ alone, so it
+  // never waits for the service thread's polling).
+  class GptrHost;
+  std::mutex gptr_mu_;
+  std::unique_ptr<gptr::Host> gptr_host_;
+  std::unique_ptr<gptr::Engine> gptr_;
+  std::atomic<bool> gptr_on_{false};
+  std::byte *gptr_segment_ = nullptr;
+  uint64_t gptr_extent_ = 0;  // bytes allocated, the same on every rank
   // Threads this rank created by the placement rule and has not joined: at
   // most thread_slots() at once.
   std::set<std::pair<Rank, uint64_t>> placed_live_;

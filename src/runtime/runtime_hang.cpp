@@ -85,6 +85,12 @@ std::string Runtime::describe_wait(const WaitNote &n) const {
                     "and free, with every rank's acknowledgement)",
                     n.a ? "agora_free of a placed allocation" : "agora_malloc_placed");
       break;
+    case WaitKind::Gptr:
+      std::snprintf(line, sizeof line, "%s (rank %d's memory)",
+                    n.b == 0 ? "a global-pointer access" : n.b == 1 ? "a global-pointer release (barrier, unlock)"
+                    : n.b == 2 ? "agora_signal_wait" : "agora_gptr_store_sync",
+                    (int)n.a);
+      break;
     case WaitKind::FinalizeThreads:
       std::snprintf(line, sizeof line, "agora_finalize, waiting for this rank's %zu agora threads to return "
                     "and %zu OS threads to finish", threads_->running(), os_threads_.size());

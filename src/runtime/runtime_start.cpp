@@ -172,6 +172,7 @@ void Runtime::create_sync_services() {
 }
 
 int Runtime::stop() {
+  gptr_release();    // this rank's global-pointer writes reach their homes
   finish_threads();  // ends with a barrier
   {
     // Nothing can hang from here on; and a watch message sent now could

@@ -3,6 +3,11 @@
 namespace agora {
 
 void SimNetwork::post(Rank src, Rank dst, const MsgHeader &m, Payload p) {
+  if (reorder_pairs_) {
+    loose_.push_back({dst, {m, std::vector<std::byte>(p.data, p.data + p.size)}});
+    ++in_flight_;
+    return;
+  }
   channels_[{src, dst}].push_back({m, std::vector<std::byte>(p.data, p.data + p.size)});
   ++in_flight_;
 }
@@ -15,6 +20,16 @@ void SimNetwork::post_steps(std::deque<std::function<void()>> steps) {
 
 bool SimNetwork::deliver_one(const Deliver &deliver) {
   if (in_flight_ == 0) return false;
+  if (!loose_.empty()) {
+    size_t pick = rng_() % loose_.size();
+    std::swap(loose_[pick], loose_.back());
+    auto [dst, pkt] = std::move(loose_.back());
+    loose_.pop_back();
+    --in_flight_;
+    ++delivered_;
+    deliver(dst, pkt.header, {pkt.payload.data(), pkt.payload.size()});
+    return true;
+  }
   // Without sequences the pick is what it always was (seeds replay as before).
   size_t pick = rng_() % (channels_.size() + sequences_.size());
   if (pick < channels_.size()) {

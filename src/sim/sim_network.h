@@ -1,7 +1,9 @@
 // The simulator's network: one FIFO channel per ordered pair of nodes (as
 // over MPI, messages between one pair stay in order), and a delivery order
 // across channels chosen by the cluster's seeded generator. A given seed
-// always produces the same order.
+// always produces the same order. With reorder_pairs, messages of one pair
+// overtake each other too (the unordered networks of paper 002, which the
+// global-pointer schemes must survive): any message in flight may be next.
 #pragma once
 #include <deque>
 #include <functional>
@@ -27,6 +29,7 @@ class SimNetwork {
   // one-sided read: snapshots at moments apart, reorderable with every
   // message and every other sequence).
   void post_steps(std::deque<std::function<void()>> steps);
+  void set_reorder_pairs(bool on) { reorder_pairs_ = on; }
   size_t in_flight() const { return in_flight_; }
   uint64_t delivered() const { return delivered_; }  // messages only
 
@@ -36,6 +39,8 @@ class SimNetwork {
     std::vector<std::byte> payload;
   };
   std::mt19937_64 &rng_;
+  bool reorder_pairs_ = false;
+  std::vector<std::pair<Rank, Packet>> loose_;  // reorder_pairs: (destination, message), any order
   std::map<std::pair<Rank, Rank>, std::deque<Packet>> channels_;
   std::map<uint64_t, std::deque<std::function<void()>>> sequences_;  // none empty
   uint64_t next_sequence_ = 0;

@@ -10,6 +10,7 @@ const char *collective_name(CollectiveKind kind) {
     case CollectiveKind::Reduce: return "agora_reduce";
     case CollectiveKind::Alloc: return "agora_alloc";
     case CollectiveKind::Finalize: return "agora_finalize";
+    case CollectiveKind::GptrAlloc: return "agora_gptr_alloc";
     default: return "no collective call";
   }
 }

@@ -17,7 +17,7 @@
 
 namespace agora {
 
-enum class CollectiveKind : uint8_t { None = 0, Barrier, Reduce, Alloc, Finalize };
+enum class CollectiveKind : uint8_t { None = 0, Barrier, Reduce, Alloc, Finalize, GptrAlloc };
 const char *collective_name(CollectiveKind kind);
 
 class CollectiveLedger {

@@ -1,0 +1,168 @@
+// The C API of global pointers (include/agora/gptr.h) over Runtime's
+// gptr_* operations (src/runtime/runtime_gptr.cpp).
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+#include "agora/agora.h"
+#include "agora/gptr.h"
+#include "common/log.h"
+#include "runtime/runtime.h"
+
+using agora::Runtime;
+namespace gptr = agora::gptr;
+
+namespace agora {
+Runtime *api_runtime();
+}
+
+static_assert(sizeof(agora_signal_t) >= sizeof(gptr::Signal), "agora_signal_t too small for gptr::Signal");
+static_assert(sizeof(agora_gptr_stats_t) == sizeof(gptr::Counters), "agora_gptr_stats_t and gptr::Counters differ");
+static_assert(AGORA_GPTR_OFFSET_BITS == gptr::kOffsetBits);
+
+namespace {
+
+Runtime *live(const char *fn) {
+  Runtime *rt = agora::api_runtime();
+  if (!rt || Runtime::in_forked_child()) {
+    agora::log_error("%s called before agora_init (or after agora_finalize, or in a fork() child)", fn);
+    return nullptr;
+  }
+  return rt;
+}
+
+gptr::Signal *signal_of(agora_signal_t *s) { return reinterpret_cast<gptr::Signal *>(s); }
+
+// Local buffers are the caller's private memory: the engine fills and reads
+// them while it holds its lock, where a page fault of global memory could
+// wait for the very service that holds it.
+bool private_buffer(Runtime *rt, const char *fn, const void *p, size_t bytes) {
+  if (!bytes || !rt->space().contains((uintptr_t)p)) return true;
+  agora::log_error("%s: the local buffer %p is in Agora's page-based global memory (agora_alloc, agora_malloc, "
+                   "or a stack or global of a program built with agoracc); use private memory",
+                   fn, p);
+  return false;
+}
+
+int access(const char *fn, gptr::OpKind kind, agora_gptr_t g, const void *local, size_t bytes, bool scalar,
+           agora_signal_t *signal, bool implicit) {
+  Runtime *rt = live(fn);
+  if (!rt) return AGORA_ERR_NOT_INITIALIZED;
+  if (!private_buffer(rt, fn, local, bytes)) return AGORA_ERR_INVALID_ARGUMENT;
+  gptr::Signal *s = signal ? signal_of(signal) : implicit ? rt->gptr_implicit_signal() : nullptr;
+  return rt->gptr_access(fn, kind, g, const_cast<void *>(local), bytes, scalar, s);
+}
+
+}  // namespace
+
+extern "C" {
+
+agora_gptr_t agora_gptr_alloc(size_t bytes_per_rank) {
+  Runtime *rt = live("agora_gptr_alloc");
+  if (!rt) return AGORA_GPTR_NULL;
+  uint64_t offset = rt->gptr_alloc(bytes_per_rank);
+  return offset == UINT64_MAX ? AGORA_GPTR_NULL : agora_gptr_make(rt->rank(), offset);
+}
+
+void *agora_gptr_to_local(agora_gptr_t g) {
+  Runtime *rt = live("agora_gptr_to_local");
+  return rt ? rt->gptr_to_local(g) : nullptr;
+}
+
+agora_gptr_t agora_gptr_from_local(const void *p) {
+  Runtime *rt = live("agora_gptr_from_local");
+  return rt ? rt->gptr_from_local(p) : AGORA_GPTR_NULL;
+}
+
+int agora_gptr_read(agora_gptr_t src, void *value, size_t width) {
+  return access("agora_gptr_read", gptr::OpKind::Read, src, value, width, true, nullptr, false);
+}
+int agora_gptr_write(agora_gptr_t dst, const void *value, size_t width) {
+  return access("agora_gptr_write", gptr::OpKind::Write, dst, value, width, true, nullptr, false);
+}
+int agora_gptr_read_async(agora_gptr_t src, void *value, size_t width, agora_signal_t *signal) {
+  return access("agora_gptr_read_async", gptr::OpKind::Read, src, value, width, true, signal, true);
+}
+int agora_gptr_write_async(agora_gptr_t dst, const void *value, size_t width, agora_signal_t *signal) {
+  return access("agora_gptr_write_async", gptr::OpKind::Write, dst, value, width, true, signal, true);
+}
+int agora_gptr_get(void *dst, agora_gptr_t src, size_t bytes) {
+  return access("agora_gptr_get", gptr::OpKind::Read, src, dst, bytes, false, nullptr, false);
+}
+int agora_gptr_put(agora_gptr_t dst, const void *src, size_t bytes) {
+  return access("agora_gptr_put", gptr::OpKind::Write, dst, src, bytes, false, nullptr, false);
+}
+int agora_gptr_get_async(void *dst, agora_gptr_t src, size_t bytes, agora_signal_t *signal) {
+  return access("agora_gptr_get_async", gptr::OpKind::Read, src, dst, bytes, false, signal, true);
+}
+int agora_gptr_put_async(agora_gptr_t dst, const void *src, size_t bytes, agora_signal_t *signal) {
+  return access("agora_gptr_put_async", gptr::OpKind::Write, dst, src, bytes, false, signal, true);
+}
+int agora_gptr_store(agora_gptr_t dst, const void *src, size_t bytes) {
+  // Counted on no signal the caller sees: a store's completion is not
+  // reported (the rank's next release still waits for it).
+  static thread_local agora_signal_t unreported;
+  return access("agora_gptr_store", gptr::OpKind::Store, dst, src, bytes, false, &unreported, false);
+}
+
+int agora_gptr_sync(void) {
+  Runtime *rt = live("agora_gptr_sync");
+  if (!rt) return AGORA_ERR_NOT_INITIALIZED;
+  return rt->gptr_signal_wait(rt->gptr_implicit_signal());
+}
+
+int agora_gptr_store_sync(size_t bytes) {
+  Runtime *rt = live("agora_gptr_store_sync");
+  if (!rt) return AGORA_ERR_NOT_INITIALIZED;
+  return rt->gptr_store_sync(bytes);
+}
+
+int agora_signal_init(agora_signal_t *signal) {
+  if (!signal) {
+    agora::log_error("agora_signal_init: null signal");
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  new (signal) gptr::Signal();
+  return AGORA_OK;
+}
+
+int agora_signal_wait(agora_signal_t *signal) {
+  Runtime *rt = live("agora_signal_wait");
+  if (!rt) return AGORA_ERR_NOT_INITIALIZED;
+  if (!signal) {
+    agora::log_error("agora_signal_wait: null signal");
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  return rt->gptr_signal_wait(signal_of(signal));
+}
+
+int64_t agora_signal_pending(agora_signal_t *signal) {
+  Runtime *rt = live("agora_signal_pending");
+  if (!rt || !signal) return AGORA_ERR_INVALID_ARGUMENT;
+  return rt->gptr_signal_pending(signal_of(signal));
+}
+
+const char *agora_gptr_scheme(void) {
+  Runtime *rt = live("agora_gptr_scheme");
+  return rt ? rt->gptr_scheme_name() : "";
+}
+
+int agora_gptr_stats(agora_gptr_stats_t *out) {
+  Runtime *rt = live("agora_gptr_stats");
+  if (!rt) return AGORA_ERR_NOT_INITIALIZED;
+  if (!out) return AGORA_ERR_INVALID_ARGUMENT;
+  gptr::Counters c;
+  rt->gptr_counters(&c);
+  static_assert(std::is_trivially_copyable_v<gptr::Counters>);
+  std::memcpy(out, &c, sizeof c);
+  return AGORA_OK;
+}
+
+int agora_gptr_stats_reset(void) {
+  Runtime *rt = live("agora_gptr_stats_reset");
+  if (!rt) return AGORA_ERR_NOT_INITIALIZED;
+  rt->gptr_reset_counters();
+  return AGORA_OK;
+}
+
+}  // extern "C"

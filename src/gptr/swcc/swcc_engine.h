@@ -1,0 +1,109 @@
+// swcc (paper 003): directory-based MSI coherence at a configurable block
+// size. Every block has its home (the global pointer's rank); the home keeps
+// the copyset of the ranks that hold it (its "user vector") and serialises
+// requests with busy states, refusing (NACK) a request that finds its block
+// busy; the requester retries. Because the network may reorder one pair's
+// messages (the simulator does), a rank refuses an invalidation or a recall
+// that reaches it before the grant it concerns, and the home sends it again.
+//
+// The owner-computes optimisation (section 2.3): a home makes no directory
+// entry for its own block until another rank asks for it, so until then its
+// own accesses go straight to its segment. The home's segment is its copy of
+// the block (no second copy in the entry: Agora's segment holds only global
+// data, so the paper's reason for copying does not apply).
+//
+// Coherence makes every access see the latest write to its block, so a drain
+// only waits for this rank's accesses in flight, and an acquire drops nothing.
+//
+// Files: swcc_requester.cpp (this rank's copies of other ranks' blocks and the
+// operations of the program), swcc_home.cpp (the directory of this rank's
+// blocks: transactions, invalidations, recalls).
+#pragma once
+#include <deque>
+#include <vector>
+
+#include "gptr/gptr_engine.h"
+#include "gptr/swcc/swcc_directory.h"
+
+namespace agora::gptr {
+
+class SwccEngine final : public Engine {
+ public:
+  SwccEngine(Host &host, const Options &options);
+  Scheme scheme() const override { return Scheme::Swcc; }
+  bool try_now(const Op &op) override;
+  void issue(const Op &op) override;
+  void on_message(const MsgHeader &m, Payload p) override;
+  void drain(std::function<void()> done) override;
+  bool idle() const override { return open_ == 0; }
+
+ private:
+  enum class State : uint8_t { Invalid, Shared, Modified };
+  // A copy of another rank's block (a directory entry at a local node).
+  struct Copy {
+    Rank home = 0;
+    uint64_t block = 0;  // block number
+    Copy *next = nullptr;
+    State state = State::Invalid;
+    bool requesting = false;  // one request per block on its way
+    std::vector<std::byte> data;
+    std::deque<Queued> waiting;  // this rank's accesses, in program order; the first made the request
+  };
+  // The home's entry for one of its blocks another rank has asked for.
+  struct Entry {
+    Rank home = 0;
+    uint64_t block = 0;
+    Entry *next = nullptr;
+    State state = State::Invalid;  // Invalid here: no other rank holds it
+    std::vector<Rank> sharers;     // Shared: ranks with a copy (never the home)
+    Rank owner = -1;               // Modified: the rank holding it
+    // The transaction that makes it busy.
+    bool busy = false;
+    enum class Want : uint8_t { Read, Write, Store, LocalRead, LocalWrite } want = Want::Read;
+    Rank requester = -1;
+    uint32_t acks_left = 0;
+    std::vector<std::byte> store;  // a store's bytes, applied when the transaction ends
+    uint64_t store_offset = 0;
+    std::deque<Queued> local_waiting;  // the home's own accesses behind the transaction
+  };
+
+  uint64_t block_of(uint64_t offset) const { return offset / options_.block_bytes; }
+  uint64_t block_offset(uint64_t block) const { return block * options_.block_bytes; }
+  std::byte *home_block(uint64_t block) { return host_.segment() + block_offset(block); }
+  // Splits op into one access per block it touches (signal counted for the extra ones).
+  template <typename Fn>
+  void for_each_block(const Op &op, Fn fn);
+
+  // ---- requester (swcc_requester.cpp) ----
+  bool copy_serves(const Op &op, const Copy &c) const;
+  void serve_from_copy(const Op &op, Copy &c);
+  void run_copy(Copy &c);
+  void send_for(Copy &c, const Queued &q);
+  void on_grant(const MsgHeader &m, Payload p);
+  void on_nack(const MsgHeader &m);
+  void on_store_ack(const MsgHeader &m);
+  void on_invalidate(const MsgHeader &m);
+  void on_recall(const MsgHeader &m);
+
+  // ---- home (swcc_home.cpp) ----
+  bool home_allows(const Op &op, const Entry *e) const;
+  void run_home(Entry &e);
+  void on_request(const MsgHeader &m, Payload p);
+  // Starts what makes e ready for `want` by `requester` (invalidations or a
+  // recall), or finishes at once when nothing is in the way.
+  void begin(Entry &e, Entry::Want want, Rank requester);
+  void on_invalidate_ack(const MsgHeader &m);
+  void on_recall_reply(const MsgHeader &m, Payload p);
+  void finish(Entry &e);
+  void grant(Rank to, uint64_t block, State state);
+
+  void opened() { open_++; }
+  void closed();
+
+  SwccDirectory<Copy> copies_;
+  SwccDirectory<Entry> entries_;
+  uint64_t open_ = 0;  // accesses waiting or in flight
+  std::function<void()> drained_;
+};
+
+}  // namespace agora::gptr

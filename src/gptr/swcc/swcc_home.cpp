@@ -1,0 +1,142 @@
+// swcc, the home's side: the directory of this rank's blocks that other
+// ranks asked for, one transaction at a time per block (paper 003 section
+// 2.4, figure 4), and the home's own accesses to its blocks.
+#include <algorithm>
+#include <cstring>
+
+#include "common/log.h"
+#include "gptr/swcc/swcc_engine.h"
+
+namespace agora::gptr {
+
+// The home's segment is current unless another rank holds the block
+// modified; the home may write it when no other rank holds a copy.
+bool SwccEngine::home_allows(const Op &op, const Entry *e) const {
+  if (!e) return true;
+  if (op.kind == OpKind::Read) return e->state != State::Modified;
+  return e->state == State::Invalid;
+}
+
+void SwccEngine::run_home(Entry &e) {
+  while (!e.busy && !e.local_waiting.empty()) {
+    Queued &q = e.local_waiting.front();
+    q.current();
+    if (!home_allows(q.op, &e)) {
+      begin(e, q.op.kind == OpKind::Read ? Entry::Want::LocalRead : Entry::Want::LocalWrite, host_.rank());
+      continue;  // finished at once, or busy now
+    }
+    serve_local(q.op);
+    e.local_waiting.pop_front();
+    closed();
+  }
+}
+
+void SwccEngine::on_request(const MsgHeader &m, Payload p) {
+  uint64_t block = block_of(m.a);
+  Entry &e = *entries_.find_or_create(0, block);
+  if (e.busy) {
+    host_.send(m.src, MsgHeader{Channel::Gptr, kSwccNack, 0, m.a, 0, 0});
+    return;
+  }
+  Entry::Want want = m.op == kSwccRead ? Entry::Want::Read : m.op == kSwccWrite ? Entry::Want::Write : Entry::Want::Store;
+  if (want == Entry::Want::Store) {
+    e.store.assign(p.data, p.data + p.size);
+    e.store_offset = m.a;
+  }
+  begin(e, want, m.src);
+}
+
+void SwccEngine::begin(Entry &e, Entry::Want want, Rank requester) {
+  e.want = want;
+  e.requester = requester;
+  e.busy = true;
+  bool read = want == Entry::Want::Read || want == Entry::Want::LocalRead;
+  uint64_t at = block_offset(e.block);
+  // A store from the owner itself recalls its copy too: the home applies the
+  // store over the owner's writes.
+  if (e.state == State::Modified && (e.owner != requester || want == Entry::Want::Store)) {
+    // Flush from the owner: a reader leaves it a shared copy (section 2.6.2).
+    host_.send_request(e.owner, MsgHeader{Channel::Gptr, kSwccRecall, 0, at, 0, read ? 0u : 1u});
+    counters_.recalls++;
+    return;
+  }
+  if (!read && e.state == State::Shared) {
+    // A writer (or the home, or a store) needs every other copy gone first.
+    e.acks_left = 0;
+    for (Rank r : e.sharers) {
+      if (r == requester && want == Entry::Want::Write) continue;
+      host_.send_request(r, MsgHeader{Channel::Gptr, kSwccInvalidate, 0, at, 0, 0});
+      counters_.invalidations++;
+      e.acks_left++;
+    }
+    if (e.acks_left) return;
+  }
+  finish(e);
+}
+
+void SwccEngine::on_invalidate_ack(const MsgHeader &m) {
+  Entry *e = entries_.find(0, block_of(m.a));
+  if (!e || !e->busy || !e->acks_left) fatal("swcc: invalidation ack for block %llu from rank %d unasked", (unsigned long long)m.a, m.src);
+  if (m.c) {  // the copy was still on its way there: again
+    host_.send_request(m.src, MsgHeader{Channel::Gptr, kSwccInvalidate, 0, m.a, 0, 0});
+    return;
+  }
+  e->sharers.erase(std::remove(e->sharers.begin(), e->sharers.end(), m.src), e->sharers.end());
+  if (--e->acks_left == 0) finish(*e);
+}
+
+void SwccEngine::on_recall_reply(const MsgHeader &m, Payload p) {
+  Entry *e = entries_.find(0, block_of(m.a));
+  if (!e || !e->busy || e->owner != m.src) fatal("swcc: recall reply for block %llu from rank %d unasked", (unsigned long long)m.a, m.src);
+  if (m.c) {  // the grant making it the owner was still on its way
+    host_.send_request(m.src, MsgHeader{Channel::Gptr, kSwccRecall, 0, m.a, 0,
+                                        e->want == Entry::Want::Read || e->want == Entry::Want::LocalRead ? 0u : 1u});
+    return;
+  }
+  std::memcpy(home_block(e->block), p.data, p.size);
+  bool read = e->want == Entry::Want::Read || e->want == Entry::Want::LocalRead;
+  e->sharers.clear();
+  if (read) e->sharers.push_back(e->owner);
+  e->state = read ? State::Shared : State::Invalid;
+  e->owner = -1;
+  finish(*e);
+}
+
+// Nothing is in the way any more: the requester gets what it asked for.
+void SwccEngine::finish(Entry &e) {
+  e.busy = false;
+  Rank r = e.requester;
+  switch (e.want) {
+    case Entry::Want::Read:
+      if (std::find(e.sharers.begin(), e.sharers.end(), r) == e.sharers.end()) e.sharers.push_back(r);
+      e.state = State::Shared;
+      grant(r, e.block, State::Shared);
+      break;
+    case Entry::Want::Write:
+      e.sharers.clear();
+      e.state = State::Modified;
+      e.owner = r;
+      grant(r, e.block, State::Modified);
+      break;
+    case Entry::Want::Store:
+      copy_words(host_.segment() + e.store_offset, e.store.data(), e.store.size());
+      stored(e.store.size());
+      host_.send(r, MsgHeader{Channel::Gptr, kSwccStoreAck, 0, e.store_offset, 0, 0});
+      e.store.clear();
+      e.state = State::Invalid;
+      break;
+    case Entry::Want::LocalRead:
+      break;  // the segment is current: shared with the sharers it has
+    case Entry::Want::LocalWrite:
+      e.state = State::Invalid;  // no copy elsewhere: the home writes in place
+      break;
+  }
+  run_home(e);
+}
+
+void SwccEngine::grant(Rank to, uint64_t block, State state) {
+  host_.send(to, MsgHeader{Channel::Gptr, kSwccGrant, 0, block_offset(block), 0, (uint64_t)state},
+             {home_block(block), options_.block_bytes});
+}
+
+}  // namespace agora::gptr

@@ -1,0 +1,203 @@
+// swcc, the requesting side: the program's accesses, served from this rank's
+// copies when their state allows (a software cache hit), else queued on the
+// block behind one request to its home.
+#include <cstring>
+
+#include "common/log.h"
+#include "gptr/swcc/swcc_engine.h"
+
+namespace agora::gptr {
+
+SwccEngine::SwccEngine(Host &host, const Options &options)
+    : Engine(host, options), copies_(host.nranks(), options.dir_bits), entries_(1, options.dir_bits) {}
+
+template <typename Fn>
+void SwccEngine::for_each_block(const Op &op, Fn fn) {
+  uint64_t bs = options_.block_bytes;
+  uint64_t first = block_of(op.offset), last = block_of(op.offset + op.size - 1);
+  if (first != last) op.signal->issue((int64_t)(last - first));
+  for (uint64_t b = first; b <= last; ++b) {
+    uint64_t from = std::max(op.offset, b * bs), to = std::min(op.offset + op.size, (b + 1) * bs);
+    Op part = op;
+    part.offset = from;
+    part.size = to - from;
+    part.local = op.local + (from - op.offset);
+    fn(part, b);
+  }
+}
+
+bool SwccEngine::copy_serves(const Op &op, const Copy &c) const {
+  if (op.kind == OpKind::Read) return c.state != State::Invalid;
+  // A store always goes to the home, which counts it (store_sync).
+  return op.kind == OpKind::Write && c.state == State::Modified;
+}
+
+void SwccEngine::serve_from_copy(const Op &op, Copy &c) {
+  std::byte *at = c.data.data() + (op.offset - block_offset(c.block));
+  if (op.kind == OpKind::Read) std::memcpy(op.local, at, op.size);
+  else std::memcpy(at, op.local, op.size);
+  op.signal->complete();
+}
+
+bool SwccEngine::try_now(const Op &op) {
+  if (op.size == 0 || block_of(op.offset) != block_of(op.offset + op.size - 1)) return false;
+  if (op.home == host_.rank()) {
+    Entry *e = entries_.find(0, block_of(op.offset));
+    if (e && (e->busy || !e->local_waiting.empty() || !home_allows(op, e))) return false;
+    count_issue(op);
+    serve_local(op);
+    return true;
+  }
+  Copy *c = copies_.find(op.home, block_of(op.offset));
+  if (!c || !c->waiting.empty() || !copy_serves(op, *c)) return false;
+  count_issue(op);
+  counters_.hits++;
+  serve_from_copy(op, *c);
+  return true;
+}
+
+void SwccEngine::issue(const Op &op) {
+  count_issue(op);
+  if (op.size == 0) return op.signal->complete();
+  bool local = op.home == host_.rank();
+  for_each_block(op, [&](const Op &part, uint64_t block) {
+    if (local) {
+      Entry *e = entries_.find(0, block);
+      if (!e || (!e->busy && e->local_waiting.empty() && home_allows(part, e))) return serve_local(part);
+      counters_.stalls++;
+      e->local_waiting.push_back(Queued::of(part));
+      opened();
+      run_home(*e);
+      return;
+    }
+    Copy &c = *copies_.find_or_create(op.home, block);
+    if (c.waiting.empty() && copy_serves(part, c)) {
+      counters_.hits++;
+      return serve_from_copy(part, c);
+    }
+    if (!c.waiting.empty()) counters_.stalls++;
+    c.waiting.push_back(Queued::of(part));
+    opened();
+    run_copy(c);
+  });
+}
+
+// Serves the queued accesses the copy's state allows, in order; the first
+// one it does not allow sends the request (if none is on its way).
+void SwccEngine::run_copy(Copy &c) {
+  while (!c.waiting.empty() && !c.requesting) {
+    Queued &q = c.waiting.front();
+    q.current();
+    if (copy_serves(q.op, c)) {
+      counters_.hits++;
+      serve_from_copy(q.op, c);
+      c.waiting.pop_front();
+      closed();
+      continue;
+    }
+    counters_.misses++;
+    send_for(c, q);
+    c.requesting = true;
+  }
+}
+
+void SwccEngine::send_for(Copy &c, const Queued &q) {
+  uint64_t at = block_offset(c.block);
+  if (q.op.kind == OpKind::Store) {
+    host_.send_request(c.home, MsgHeader{Channel::Gptr, kSwccStore, 0, q.op.offset, q.op.size, 0},
+                       {q.data.data(), q.data.size()});
+    counters_.bytes_written += q.op.size;
+  } else {
+    uint16_t want = q.op.kind == OpKind::Read ? kSwccRead : kSwccWrite;
+    host_.send_request(c.home, MsgHeader{Channel::Gptr, want, 0, at, 0, 0});
+  }
+  counters_.requests++;
+}
+
+void SwccEngine::on_grant(const MsgHeader &m, Payload p) {
+  Copy *c = copies_.find(m.src, block_of(m.a));
+  if (!c || !c->requesting) fatal("swcc: grant of block %llu from rank %d that no request asked for", (unsigned long long)m.a, m.src);
+  c->data.assign(p.data, p.data + p.size);
+  c->state = (State)m.c;
+  c->requesting = false;
+  counters_.bytes_fetched += p.size;
+  run_copy(*c);
+}
+
+void SwccEngine::on_nack(const MsgHeader &m) {
+  Copy *c = copies_.find(m.src, block_of(m.a));
+  if (!c || !c->requesting || c->waiting.empty()) fatal("swcc: refusal of block %llu from rank %d that no request asked for", (unsigned long long)m.a, m.src);
+  counters_.nacks++;
+  // Retry (section 2.5). The home is busy with another transaction on it.
+  send_for(*c, c->waiting.front());
+}
+
+void SwccEngine::on_store_ack(const MsgHeader &m) {
+  Copy *c = copies_.find(m.src, block_of(m.a));
+  if (!c || !c->requesting || c->waiting.empty() || c->waiting.front().op.kind != OpKind::Store)
+    fatal("swcc: store acknowledgement of block %llu from rank %d that no store asked for", (unsigned long long)m.a, m.src);
+  c->requesting = false;
+  c->waiting.front().op.signal->complete();
+  c->waiting.pop_front();
+  closed();
+  run_copy(*c);
+}
+
+void SwccEngine::on_invalidate(const MsgHeader &m) {
+  Copy *c = copies_.find(m.src, block_of(m.a));
+  uint64_t refused = 0;
+  if (c && c->state == State::Shared) {
+    c->state = State::Invalid;
+  } else if (c && c->requesting && c->state == State::Invalid &&
+             options_.mutation != Mutation::SwccAckInvalidateEarly) {
+    // The home counts this rank among the sharers, so its grant is on the
+    // way: acknowledging now would let that copy, stale by then, in.
+    refused = 1;
+    counters_.nacks++;
+  }
+  host_.send(m.src, MsgHeader{Channel::Gptr, kSwccInvalidateAck, 0, m.a, 0, refused});
+}
+
+void SwccEngine::on_recall(const MsgHeader &m) {
+  Copy *c = copies_.find(m.src, block_of(m.a));
+  if (!c || c->state != State::Modified) {
+    // The grant that makes this rank the owner is still on its way.
+    counters_.nacks++;
+    host_.send(m.src, MsgHeader{Channel::Gptr, kSwccRecallReply, 0, m.a, 0, 1});
+    return;
+  }
+  c->state = m.c ? State::Invalid : State::Shared;
+  host_.send(m.src, MsgHeader{Channel::Gptr, kSwccRecallReply, 0, m.a, 0, 0}, {c->data.data(), c->data.size()});
+  counters_.bytes_written += c->data.size();
+}
+
+void SwccEngine::on_message(const MsgHeader &m, Payload p) {
+  switch (m.op) {
+    case kSwccRead:
+    case kSwccWrite:
+    case kSwccStore: return on_request(m, p);
+    case kSwccGrant: return on_grant(m, p);
+    case kSwccNack: return on_nack(m);
+    case kSwccStoreAck: return on_store_ack(m);
+    case kSwccInvalidate: return on_invalidate(m);
+    case kSwccInvalidateAck: return on_invalidate_ack(m);
+    case kSwccRecall: return on_recall(m);
+    case kSwccRecallReply: return on_recall_reply(m, p);
+    default: fatal("swcc: unexpected message %u from rank %d", m.op, m.src);
+  }
+}
+
+void SwccEngine::drain(std::function<void()> done) {
+  if (open_ == 0) return done();
+  drained_ = std::move(done);
+}
+
+void SwccEngine::closed() {
+  if (--open_ == 0 && drained_) {
+    auto done = std::move(drained_);
+    drained_ = nullptr;
+    done();
+  }
+}
+
+}  // namespace agora::gptr

@@ -1,0 +1,21 @@
+#include "sim/sim_gptr_cluster.h"
+
+namespace agora {
+
+SimGptrCluster::SimGptrCluster(const SimGptrOptions &options) : rng_(options.seed), network_(rng_) {
+  network_.set_reorder_pairs(options.reorder_pairs);
+  for (int i = 0; i < options.nodes; ++i) {
+    auto node = std::make_unique<Node>();
+    node->cluster = this;
+    node->id = i;
+    node->memory.assign(options.segment_bytes, std::byte{0});
+    nodes_.push_back(std::move(node));
+  }
+  for (auto &node : nodes_) node->engine = gptr::make_engine(*node, options.gptr);
+}
+
+bool SimGptrCluster::deliver_one() {
+  return network_.deliver_one([this](Rank dst, const MsgHeader &m, Payload p) { nodes_[dst]->engine->on_message(m, p); });
+}
+
+}  // namespace agora
