@@ -1,9 +1,13 @@
 #include "sim/sim_gptr_cluster.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace agora {
 
 SimGptrCluster::SimGptrCluster(const SimGptrOptions &options) : rng_(options.seed), network_(rng_) {
   network_.set_reorder_pairs(options.reorder_pairs);
+  trace_ = std::getenv("AGORA_SIM_TRACE") != nullptr;
   for (int i = 0; i < options.nodes; ++i) {
     auto node = std::make_unique<Node>();
     node->cluster = this;
@@ -15,7 +19,11 @@ SimGptrCluster::SimGptrCluster(const SimGptrOptions &options) : rng_(options.see
 }
 
 bool SimGptrCluster::deliver_one() {
-  return network_.deliver_one([this](Rank dst, const MsgHeader &m, Payload p) { nodes_[dst]->engine->on_message(m, p); });
+  return network_.deliver_one([this](Rank dst, const MsgHeader &m, Payload p) {
+    if (trace_) std::printf("  msg %u %d->%d a=%llu b=%llx c=%llx size %zu\n", m.op, m.src, dst, (unsigned long long)m.a,
+                            (unsigned long long)m.b, (unsigned long long)m.c, p.size);
+    nodes_[dst]->engine->on_message(m, p);
+  });
 }
 
 }  // namespace agora

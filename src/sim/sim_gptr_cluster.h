@@ -51,6 +51,7 @@ class SimGptrCluster {
     uint64_t extent() const override { return memory.size(); }
   };
   std::mt19937_64 rng_;
+  bool trace_ = false;  // AGORA_SIM_TRACE: print every delivery
   SimNetwork network_;
   std::vector<std::unique_ptr<Node>> nodes_;
 };

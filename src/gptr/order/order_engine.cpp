@@ -105,6 +105,12 @@ OrderEngine::Start OrderEngine::start_cached(Op &op, uint32_t idx, bool may_send
     }
     if (!may_send) return Start::NeedSend;
     if (l.busy) return Start::Wait;
+    if (l.tag == tag && (l.dirty & mask)) {
+      // Part of what it reads is this rank's own unwritten-back write: the
+      // home gets it first, so the fill answers with it.
+      write_back(idx, nullptr);
+      return Start::Wait;
+    }
     if (l.tag != tag && l.dirty) {
       write_back(idx, nullptr);  // evicts; the read fetches once the write is acknowledged
       l.tag = kNoTag;
