@@ -119,6 +119,8 @@ enum MsgOp : uint16_t {
   kSwccRecall,         // c=1: exclusive (give it up), 0: keep a shared copy
   kSwccRecallReply,    // c=1: refused; payload = the block
   kSwccStoreAck,
+  kSwccWriteBack,     // a release: the owner's modified block, payload = the block
+  kSwccWriteBackAck,  // c=1: kept (the owner now shares it), 0: the home had it recalled meanwhile
 };
 
 }  // namespace agora::gptr

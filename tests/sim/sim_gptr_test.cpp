@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdlib>
 #include <deque>
 #include <map>
@@ -283,6 +284,19 @@ class Run {
       if (nodes_state_[n].signal.pending) return fail("signal pending after drain");
       cluster_->engine(n).acquire();
     }
+    // Every home's segment holds its words' last values (under swcc too:
+    // a release writes modified copies back), so local pointers are current.
+    for (Rank h = 0; h < nodes_ && result_.ok; ++h)
+      for (uint32_t w = 0; w < words_; ++w) {
+        uint64_t v;
+        std::memcpy(&v, cluster_->segment(h) + (uint64_t)w * kWord, kWord);
+        if (v != current_[slot(h, w)]) {
+          char b[160];
+          std::snprintf(b, sizeof b, "after barrier %d node %d's segment holds 0x%llx at word %u, expected 0x%llx",
+                        phase, h, (unsigned long long)v, w, (unsigned long long)current_[slot(h, w)]);
+          return fail(b);
+        }
+      }
     check_phase(phase);
   }
 

@@ -12,8 +12,12 @@
 // the block (no second copy in the entry: Agora's segment holds only global
 // data, so the paper's reason for copying does not apply).
 //
-// Coherence makes every access see the latest write to its block, so a drain
-// only waits for this rank's accesses in flight, and an acquire drops nothing.
+// Coherence makes every access see the latest write to its block, so an
+// acquire drops nothing. A drain (a release: barrier, unlock) waits for this
+// rank's accesses in flight and also writes its modified copies back, keeping
+// them shared: after a barrier every home's segment holds its blocks' latest
+// values, so a rank may read its own memory through a local pointer
+// (agora_gptr_to_local) as under the other schemes.
 //
 // Files: swcc_requester.cpp (this rank's copies of other ranks' blocks and the
 // operations of the program), swcc_home.cpp (the directory of this rank's
@@ -45,7 +49,8 @@ class SwccEngine final : public Engine {
     uint64_t block = 0;  // block number
     Copy *next = nullptr;
     State state = State::Invalid;
-    bool requesting = false;  // one request per block on its way
+    bool requesting = false;  // one request (or a write-back) per block on its way
+    bool writing_back = false;
     std::vector<std::byte> data;
     std::deque<Queued> waiting;  // this rank's accesses, in program order; the first made the request
   };
@@ -84,6 +89,9 @@ class SwccEngine final : public Engine {
   void on_store_ack(const MsgHeader &m);
   void on_invalidate(const MsgHeader &m);
   void on_recall(const MsgHeader &m);
+  void write_back_all();
+  void check_drained();
+  void on_write_back_ack(const MsgHeader &m);
 
   // ---- home (swcc_home.cpp) ----
   bool home_allows(const Op &op, const Entry *e) const;
@@ -94,6 +102,7 @@ class SwccEngine final : public Engine {
   void begin(Entry &e, Entry::Want want, Rank requester);
   void on_invalidate_ack(const MsgHeader &m);
   void on_recall_reply(const MsgHeader &m, Payload p);
+  void on_write_back(const MsgHeader &m, Payload p);
   void finish(Entry &e);
   void grant(Rank to, uint64_t block, State state);
 

@@ -74,6 +74,21 @@ void SwccEngine::begin(Entry &e, Entry::Want want, Rank requester) {
   finish(e);
 }
 
+// An owner's write-back at a release. Kept only while the home still records
+// that rank as the owner and no transaction is under way; otherwise a recall
+// is taking (or took) the block from it, and that recall's answer carries the data.
+void SwccEngine::on_write_back(const MsgHeader &m, Payload p) {
+  Entry *e = entries_.find(0, block_of(m.a));
+  bool kept = e && !e->busy && e->state == State::Modified && e->owner == m.src;
+  if (kept) {
+    std::memcpy(home_block(e->block), p.data, p.size);
+    e->state = State::Shared;
+    e->sharers.assign(1, m.src);
+    e->owner = -1;
+  }
+  host_.send(m.src, MsgHeader{Channel::Gptr, kSwccWriteBackAck, 0, m.a, 0, kept ? 1u : 0u});
+}
+
 void SwccEngine::on_invalidate_ack(const MsgHeader &m) {
   Entry *e = entries_.find(0, block_of(m.a));
   if (!e || !e->busy || !e->acks_left) fatal("swcc: invalidation ack for block %llu from rank %d unasked", (unsigned long long)m.a, m.src);

@@ -116,7 +116,7 @@ void SwccEngine::send_for(Copy &c, const Queued &q) {
 
 void SwccEngine::on_grant(const MsgHeader &m, Payload p) {
   Copy *c = copies_.find(m.src, block_of(m.a));
-  if (!c || !c->requesting) fatal("swcc: grant of block %llu from rank %d that no request asked for", (unsigned long long)m.a, m.src);
+  if (!c || !c->requesting || c->writing_back) fatal("swcc: grant of block %llu from rank %d that no request asked for", (unsigned long long)m.a, m.src);
   c->data.assign(p.data, p.data + p.size);
   c->state = (State)m.c;
   c->requesting = false;
@@ -148,10 +148,11 @@ void SwccEngine::on_invalidate(const MsgHeader &m) {
   uint64_t refused = 0;
   if (c && c->state == State::Shared) {
     c->state = State::Invalid;
-  } else if (c && c->requesting && c->state == State::Invalid &&
+  } else if (c && (c->writing_back || (c->requesting && c->state == State::Invalid)) &&
              options_.mutation != Mutation::SwccAckInvalidateEarly) {
     // The home counts this rank among the sharers, so its grant is on the
-    // way: acknowledging now would let that copy, stale by then, in.
+    // way (or the answer to its write-back, which makes it a sharer):
+    // acknowledging now would let that copy, stale by then, stay.
     refused = 1;
     counters_.nacks++;
   }
@@ -183,21 +184,55 @@ void SwccEngine::on_message(const MsgHeader &m, Payload p) {
     case kSwccInvalidateAck: return on_invalidate_ack(m);
     case kSwccRecall: return on_recall(m);
     case kSwccRecallReply: return on_recall_reply(m, p);
+    case kSwccWriteBack: return on_write_back(m, p);
+    case kSwccWriteBackAck: return on_write_back_ack(m);
     default: fatal("swcc: unexpected message %u from rank %d", m.op, m.src);
   }
 }
 
 void SwccEngine::drain(std::function<void()> done) {
-  if (open_ == 0) return done();
   drained_ = std::move(done);
+  check_drained();
+}
+
+// Drained once nothing is in flight and no copy is left modified (a request
+// that ends with a modified grant is written back after it).
+void SwccEngine::check_drained() {
+  if (!drained_ || open_) return;
+  write_back_all();
+  if (open_) return;
+  auto done = std::move(drained_);
+  drained_ = nullptr;
+  done();
+}
+
+// Every idle modified copy goes home; accesses to it wait for the answer
+// (a write made meanwhile would otherwise be lost behind the shared copy).
+void SwccEngine::write_back_all() {
+  copies_.for_each([this](Copy &c) {
+    if (c.state != State::Modified || c.requesting || !c.waiting.empty()) return;
+    c.requesting = c.writing_back = true;
+    opened();
+    host_.send_request(c.home, MsgHeader{Channel::Gptr, kSwccWriteBack, 0, block_offset(c.block), 0, 0},
+                       {c.data.data(), c.data.size()});
+    counters_.write_backs++;
+    counters_.bytes_written += c.data.size();
+  });
+}
+
+void SwccEngine::on_write_back_ack(const MsgHeader &m) {
+  Copy *c = copies_.find(m.src, block_of(m.a));
+  if (!c || !c->writing_back) fatal("swcc: write-back ack of block %llu from rank %d unasked", (unsigned long long)m.a, m.src);
+  // Not kept: a recall reached this rank first and took the copy already.
+  if (m.c && c->state == State::Modified) c->state = State::Shared;
+  c->requesting = c->writing_back = false;
+  closed();
+  run_copy(*c);
 }
 
 void SwccEngine::closed() {
-  if (--open_ == 0 && drained_) {
-    auto done = std::move(drained_);
-    drained_ = nullptr;
-    done();
-  }
+  --open_;
+  check_drained();
 }
 
 }  // namespace agora::gptr
