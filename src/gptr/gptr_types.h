@@ -119,6 +119,9 @@ enum MsgOp : uint16_t {
   kSwccRecall,         // c=1: exclusive (give it up), 0: keep a shared copy
   kSwccRecallReply,    // c=1: refused; payload = the block
   kSwccStoreAck,
+  kSwccReadRun,       // a bulk transfer's consecutive blocks: a=first block offset b=count
+  kSwccWriteRun,
+  kSwccGrantRun,      // a=first block offset b=mask of the blocks granted c=state | count<<8, payload = them in order
   kSwccWriteBack,     // a release: the owner's modified block, payload = the block
   kSwccWriteBackAck,  // c=1: kept (the owner now shares it), 0: the home had it recalled meanwhile
 };

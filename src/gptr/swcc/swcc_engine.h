@@ -85,6 +85,10 @@ class SwccEngine final : public Engine {
   void run_copy(Copy &c);
   void send_for(Copy &c, const Queued &q);
   void on_grant(const MsgHeader &m, Payload p);
+  // A bulk transfer asks for consecutive blocks it lacks in one request; the
+  // home grants those it can at once, the others are asked for one by one.
+  void send_run(const std::vector<Copy *> &run, bool write);
+  void on_grant_run(const MsgHeader &m, Payload p);
   void on_nack(const MsgHeader &m);
   void on_store_ack(const MsgHeader &m);
   void on_invalidate(const MsgHeader &m);
@@ -97,6 +101,7 @@ class SwccEngine final : public Engine {
   bool home_allows(const Op &op, const Entry *e) const;
   void run_home(Entry &e);
   void on_request(const MsgHeader &m, Payload p);
+  void on_run(const MsgHeader &m);
   // Starts what makes e ready for `want` by `requester` (invalidations or a
   // recall), or finishes at once when nothing is in the way.
   void begin(Entry &e, Entry::Want want, Rank requester);

@@ -46,6 +46,35 @@ void SwccEngine::on_request(const MsgHeader &m, Payload p) {
   begin(e, want, m.src);
 }
 
+// Grants at once every block of the run that needs no invalidation, recall
+// or wait; the requester asks for the others alone.
+void SwccEngine::on_run(const MsgHeader &m) {
+  bool write = m.op == kSwccWriteRun;
+  uint64_t first = block_of(m.a), mask = 0;
+  std::vector<std::byte> blocks;
+  for (uint64_t i = 0; i < m.b; ++i) {
+    Entry &e = *entries_.find_or_create(0, first + i);
+    bool only_requester = e.sharers.empty() || (e.sharers.size() == 1 && e.sharers[0] == m.src);
+    bool grant = !e.busy && (write ? e.state == State::Invalid || (e.state == State::Shared && only_requester)
+                                   : e.state != State::Modified);
+    if (!grant) continue;
+    mask |= 1ull << i;
+    if (write) {
+      e.sharers.clear();
+      e.state = State::Modified;
+      e.owner = m.src;
+    } else {
+      if (std::find(e.sharers.begin(), e.sharers.end(), m.src) == e.sharers.end()) e.sharers.push_back(m.src);
+      e.state = State::Shared;
+    }
+    const std::byte *at = home_block(e.block);
+    blocks.insert(blocks.end(), at, at + options_.block_bytes);
+  }
+  host_.send(m.src, MsgHeader{Channel::Gptr, kSwccGrantRun, 0, m.a, mask,
+                              (uint64_t)(write ? State::Modified : State::Shared) | m.b << 8},
+             {blocks.data(), blocks.size()});
+}
+
 void SwccEngine::begin(Entry &e, Entry::Want want, Rank requester) {
   e.want = want;
   e.requester = requester;

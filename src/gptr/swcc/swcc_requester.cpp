@@ -60,6 +60,14 @@ void SwccEngine::issue(const Op &op) {
   count_issue(op);
   if (op.size == 0) return op.signal->complete();
   bool local = op.home == host_.rank();
+  bool write = op.kind == OpKind::Write;
+  size_t most = std::min<size_t>(64, std::max<size_t>(1, options_.chunk_bytes / options_.block_bytes));
+  std::vector<Copy *> run;
+  auto flush_run = [&] {
+    if (run.size() == 1) send_for(*run[0], run[0]->waiting.front());
+    else if (!run.empty()) send_run(run, write);
+    run.clear();
+  };
   for_each_block(op, [&](const Op &part, uint64_t block) {
     if (local) {
       Entry *e = entries_.find(0, block);
@@ -75,11 +83,49 @@ void SwccEngine::issue(const Op &op) {
       counters_.hits++;
       return serve_from_copy(part, c);
     }
-    if (!c.waiting.empty()) counters_.stalls++;
     c.waiting.push_back(Queued::of(part));
     opened();
-    run_copy(c);
+    if (c.waiting.size() > 1 || c.requesting || op.kind == OpKind::Store) {
+      if (c.waiting.size() > 1) counters_.stalls++;
+      flush_run();
+      return run_copy(c);
+    }
+    // Joins the run of blocks this transfer asks for in one request.
+    if (!run.empty() && (run.back()->block + 1 != block || run.size() == most)) flush_run();
+    counters_.misses++;
+    c.requesting = true;
+    run.push_back(&c);
   });
+  flush_run();
+}
+
+void SwccEngine::send_run(const std::vector<Copy *> &run, bool write) {
+  Copy &first = *run.front();
+  host_.send_request(first.home, MsgHeader{Channel::Gptr, write ? kSwccWriteRun : kSwccReadRun, 0,
+                                           block_offset(first.block), run.size(), 0});
+  counters_.requests++;
+}
+
+void SwccEngine::on_grant_run(const MsgHeader &m, Payload p) {
+  uint64_t first = block_of(m.a), bs = options_.block_bytes;
+  const std::byte *data = p.data;
+  uint64_t count = m.c >> 8;
+  for (uint64_t i = 0; i < count; ++i) {
+    Copy *c = copies_.find(m.src, first + i);
+    if (!c || !c->requesting || c->writing_back || c->waiting.empty())
+      fatal("swcc: run grant of block %llu from rank %d that no request asked for",
+            (unsigned long long)block_offset(first + i), m.src);
+    if (!(m.b >> i & 1)) {
+      send_for(*c, c->waiting.front());  // refused in the run: asked for alone
+      continue;
+    }
+    c->data.assign(data, data + bs);
+    data += bs;
+    c->state = (State)(m.c & 0xff);
+    c->requesting = false;
+    counters_.bytes_fetched += bs;
+    run_copy(*c);
+  }
 }
 
 // Serves the queued accesses the copy's state allows, in order; the first
@@ -178,6 +224,9 @@ void SwccEngine::on_message(const MsgHeader &m, Payload p) {
     case kSwccWrite:
     case kSwccStore: return on_request(m, p);
     case kSwccGrant: return on_grant(m, p);
+    case kSwccReadRun:
+    case kSwccWriteRun: return on_run(m);
+    case kSwccGrantRun: return on_grant_run(m, p);
     case kSwccNack: return on_nack(m);
     case kSwccStoreAck: return on_store_ack(m);
     case kSwccInvalidate: return on_invalidate(m);
