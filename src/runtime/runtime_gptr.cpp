@@ -45,8 +45,6 @@ gptr::Scheme scheme_of(GptrScheme s) {
   return gptr::Scheme::OrderCache;
 }
 
-bool power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
-
 // The waits a thread does for its split-phase operations with no signal
 // (agora_gptr_sync). Per thread, as Split-C's sync() is.
 thread_local gptr::Signal tl_implicit_signal;
@@ -63,9 +61,6 @@ uint64_t Runtime::gptr_alloc(uint64_t bytes) {
     if (!gptr_) {
       const Config &c = config_;
       std::string error;
-      if (!power_of_two(c.gptr_line_bytes) || !power_of_two(c.gptr_block_bytes))
-        fatal("AGORA_GPTR_LINE=%u and AGORA_GPTR_BLOCK=%u must be powers of two", c.gptr_line_bytes,
-              c.gptr_block_bytes);
       gptr_segment_ = platform::lazy_zero_alloc(c.gptr_segment_bytes, &error);
       if (!gptr_segment_)
         fatal("agora_gptr_alloc: cannot map the global-pointer segment (AGORA_GPTR_SEGMENT=%s): %s",

@@ -52,6 +52,12 @@ Runtime *Runtime::start(int *argc, char ***argv, int *status, const std::functio
 bool Runtime::init(int *argc, char ***argv, std::string *error) {
   // Configuration first: a bad setting must fail before MPI starts.
   if (!config_from_env(&config_, error, protocol_names())) return false;
+  for (auto [name, value] : {std::pair{"AGORA_GPTR_LINE", config_.gptr_line_bytes},
+                             std::pair{"AGORA_GPTR_BLOCK", config_.gptr_block_bytes}})
+    if (value & (value - 1)) {
+      *error = std::string(name) + "=" + std::to_string(value) + " is not a power of two";
+      return false;
+    }
   log_set_debug(config_.debug);
   // A doorbell signal the program chose is checked before MPI starts; the
   // default is picked after, once MPI's libraries have taken their signals.
