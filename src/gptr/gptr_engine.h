@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/log.h"
 #include "gptr/gptr_types.h"
 
 namespace agora::gptr {
@@ -86,6 +87,17 @@ class Engine {
 };
 
 std::unique_ptr<Engine> make_engine(Host &host, const Options &options);
+
+// Removes and returns the request a reply (kReadReply, kWriteAck) names by its id in c.
+template <typename Map>
+typename Map::mapped_type take_request(Map &pending, const MsgHeader &m) {
+  auto it = pending.find(m.c);
+  if (it == pending.end())
+    fatal("gptr: reply %llu from rank %d matches no request", (unsigned long long)m.c, m.src);
+  auto request = std::move(it->second);
+  pending.erase(it);
+  return request;
+}
 
 // Copies between a segment and a buffer, each aligned 8-, 4- or 2-byte
 // word as one access (a scalar access is atomic, paper 002 section 2.1).

@@ -143,18 +143,22 @@ OrderEngine::Start OrderEngine::start_cached(Op &op, uint32_t idx, bool may_send
     return Start::Sent;
   }
   bool through = op.write_through;
-  if (l.tag == tag) {
-    if (through && (!may_send || write_busy)) return may_send ? Start::Wait : Start::NeedSend;
+  // Into the line; a write-through one goes home now and completes there.
+  auto write_into_line = [&] {
     std::memcpy(data + at, op.local, op.size);
     l.valid |= mask;
     l.dirty |= mask;
-    counters_.hits++;
     if (through) {
       write_back(idx, &op);
       return Start::Sent;
     }
     complete(op);
     return Start::Done;
+  };
+  if (l.tag == tag) {
+    if (through && (!may_send || write_busy)) return may_send ? Start::Wait : Start::NeedSend;
+    counters_.hits++;
+    return write_into_line();
   }
   if (l.dirty || write_busy) {
     if (!may_send) return Start::NeedSend;
@@ -165,16 +169,10 @@ OrderEngine::Start OrderEngine::start_cached(Op &op, uint32_t idx, bool may_send
     return Start::Wait;
   }
   if (l.busy || (through && !may_send)) return may_send ? Start::Wait : Start::NeedSend;
-  l.tag = tag;
-  l.valid = l.dirty = mask;
-  std::memcpy(data + at, op.local, op.size);
+  l.tag = tag;  // allocated without a fetch: only the written bytes are valid
+  l.valid = l.dirty = 0;
   counters_.misses++;
-  if (through) {
-    write_back(idx, &op);
-    return Start::Sent;
-  }
-  complete(op);
-  return Start::Done;
+  return write_into_line();
 }
 
 OrderEngine::Start OrderEngine::start_uncached(Op &op, uint32_t idx) {
@@ -333,10 +331,7 @@ void OrderEngine::on_message(const MsgHeader &m, Payload p) {
     return;
   }
   if (m.op != kReadReply && m.op != kWriteAck) fatal("gptr: unexpected message %u from rank %d", m.op, m.src);
-  auto it = pending_.find(m.c);
-  if (it == pending_.end()) fatal("gptr: reply %llu from rank %d matches no request", (unsigned long long)m.c, m.src);
-  Pending pd = it->second;
-  pending_.erase(it);
+  Pending pd = take_request(pending_, m);
   in_flight_--;
   Rank home = m.src;
   if (pd.kind != Pending::Chunk) homes_[home].in_flight--;

@@ -65,10 +65,7 @@ void SequencerEngine::on_message(const MsgHeader &m, Payload p) {
     return;
   }
   if (m.op != kReadReply && m.op != kWriteAck) fatal("gptr: unexpected message %u from rank %d", m.op, m.src);
-  auto it = pending_.find(m.c);
-  if (it == pending_.end()) fatal("gptr: reply %llu from rank %d matches no request", (unsigned long long)m.c, m.src);
-  Pending pd = it->second;
-  pending_.erase(it);
+  Pending pd = take_request(pending_, m);
   if (m.op == kReadReply) std::copy(p.data, p.data + p.size, pd.op.local + pd.op_offset);
   auto g = chunks_left_.find(pd.group);
   if (--g->second == 0) {
