@@ -33,6 +33,13 @@ bool OrderEngine::try_now(const Op &op) {
     serve_local(op);
     return true;
   }
+  if (op.size == 0) {
+    // Nothing to move. (As a "scalar" it would fill its line, which at the
+    // end of the allocated extent lies beyond the home's segment.)
+    count_issue(op);
+    complete(op);
+    return true;
+  }
   if (!caching() || !scalar(op) || homes_[op.home].fenced || !homes_[op.home].waiting.empty()) return false;
   uint32_t idx = line_index(op.home, op.offset);
   if (!lines_[idx].waiting.empty()) return false;
@@ -45,6 +52,7 @@ bool OrderEngine::try_now(const Op &op) {
 void OrderEngine::issue(const Op &op) {
   count_issue(op);
   if (op.home == host_.rank()) return serve_local(op);
+  if (op.size == 0) return complete(op);  // as in try_now
   if (!ordered()) return send_chunks(op);
   HomeOrder &h = homes_[op.home];
   if (h.fenced || !h.waiting.empty()) {
