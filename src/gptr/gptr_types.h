@@ -122,8 +122,8 @@ enum MsgOp : uint16_t {
   kSwccReadRun,       // a bulk transfer's consecutive blocks: a=first block offset b=count
   kSwccWriteRun,
   kSwccGrantRun,      // a=first block offset b=mask of the blocks granted c=state | count<<8, payload = them in order
-  kSwccWriteBack,     // a release: the owner's modified block, payload = the block
-  kSwccWriteBackAck,  // c=1: kept (the owner now shares it), 0: the home had it recalled meanwhile
+  kSwccWriteBack,     // a release: the owner's modified blocks, a=first b=count, payload = them in order
+  kSwccWriteBackAck,  // b=mask of those kept (the owner now shares them; the others were recalled meanwhile) c=count
 };
 
 }  // namespace agora::gptr

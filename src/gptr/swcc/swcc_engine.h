@@ -87,7 +87,6 @@ class SwccEngine final : public Engine {
   void on_grant(const MsgHeader &m, Payload p);
   // A bulk transfer asks for consecutive blocks it lacks in one request; the
   // home grants those it can at once, the others are asked for one by one.
-  void send_run(const std::vector<Copy *> &run, bool write);
   void on_grant_run(const MsgHeader &m, Payload p);
   void on_nack(const MsgHeader &m);
   void on_store_ack(const MsgHeader &m);
@@ -113,6 +112,22 @@ class SwccEngine final : public Engine {
 
   void opened() { open_++; }
   void closed();
+
+  // Runs (of a bulk transfer's requests, of a release's write-backs) in
+  // flight at once: the rest wait here, so that a transfer of many blocks
+  // does not put thousands of messages in flight (the transport tests each
+  // outstanding send on every poll).
+  static constexpr size_t kRunsInFlight = 8;
+  struct Run {
+    std::vector<Copy *> copies;
+    bool write;         // a request: for modified copies
+    bool write_back;    // a release's write-back
+  };
+  void start_run(Run run);
+  void send_run_now(const Run &run);
+  void run_finished();
+  size_t runs_in_flight_ = 0;
+  std::deque<Run> runs_waiting_;
 
   SwccDirectory<Copy> copies_;
   SwccDirectory<Entry> entries_;

@@ -107,15 +107,17 @@ void SwccEngine::begin(Entry &e, Entry::Want want, Rank requester) {
 // that rank as the owner and no transaction is under way; otherwise a recall
 // is taking (or took) the block from it, and that recall's answer carries the data.
 void SwccEngine::on_write_back(const MsgHeader &m, Payload p) {
-  Entry *e = entries_.find(0, block_of(m.a));
-  bool kept = e && !e->busy && e->state == State::Modified && e->owner == m.src;
-  if (kept) {
-    std::memcpy(home_block(e->block), p.data, p.size);
+  uint64_t first = block_of(m.a), mask = 0, bs = options_.block_bytes;
+  for (uint64_t i = 0; i < m.b; ++i) {
+    Entry *e = entries_.find(0, first + i);
+    if (!e || e->busy || e->state != State::Modified || e->owner != m.src) continue;
+    std::memcpy(home_block(e->block), p.data + i * bs, bs);
     e->state = State::Shared;
     e->sharers.assign(1, m.src);
     e->owner = -1;
+    mask |= 1ull << i;
   }
-  host_.send(m.src, MsgHeader{Channel::Gptr, kSwccWriteBackAck, 0, m.a, 0, kept ? 1u : 0u});
+  host_.send(m.src, MsgHeader{Channel::Gptr, kSwccWriteBackAck, 0, m.a, mask, m.b});
 }
 
 void SwccEngine::on_invalidate_ack(const MsgHeader &m) {

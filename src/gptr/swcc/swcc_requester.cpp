@@ -65,7 +65,7 @@ void SwccEngine::issue(const Op &op) {
   std::vector<Copy *> run;
   auto flush_run = [&] {
     if (run.size() == 1) send_for(*run[0], run[0]->waiting.front());
-    else if (!run.empty()) send_run(run, write);
+    else if (!run.empty()) start_run(Run{run, write, false});
     run.clear();
   };
   for_each_block(op, [&](const Op &part, uint64_t block) {
@@ -99,11 +99,36 @@ void SwccEngine::issue(const Op &op) {
   flush_run();
 }
 
-void SwccEngine::send_run(const std::vector<Copy *> &run, bool write) {
-  Copy &first = *run.front();
-  host_.send_request(first.home, MsgHeader{Channel::Gptr, write ? kSwccWriteRun : kSwccReadRun, 0,
-                                           block_offset(first.block), run.size(), 0});
-  counters_.requests++;
+void SwccEngine::start_run(Run run) {
+  if (runs_in_flight_ == kRunsInFlight) return runs_waiting_.push_back(std::move(run));
+  runs_in_flight_++;
+  send_run_now(run);
+}
+
+void SwccEngine::send_run_now(const Run &run) {
+  Copy &first = *run.copies.front();
+  uint64_t at = block_offset(first.block);
+  if (!run.write_back) {
+    host_.send_request(first.home, MsgHeader{Channel::Gptr, run.write ? kSwccWriteRun : kSwccReadRun, 0, at,
+                                             run.copies.size(), 0});
+    counters_.requests++;
+    return;
+  }
+  std::vector<std::byte> data;
+  data.reserve(run.copies.size() * options_.block_bytes);
+  for (Copy *c : run.copies) data.insert(data.end(), c->data.begin(), c->data.end());
+  host_.send_request(first.home, MsgHeader{Channel::Gptr, kSwccWriteBack, 0, at, run.copies.size(), 0},
+                     {data.data(), data.size()});
+  counters_.bytes_written += data.size();
+}
+
+void SwccEngine::run_finished() {
+  runs_in_flight_--;
+  if (runs_waiting_.empty()) return;
+  Run next = std::move(runs_waiting_.front());
+  runs_waiting_.pop_front();
+  runs_in_flight_++;
+  send_run_now(next);
 }
 
 void SwccEngine::on_grant_run(const MsgHeader &m, Payload p) {
@@ -126,6 +151,7 @@ void SwccEngine::on_grant_run(const MsgHeader &m, Payload p) {
     counters_.bytes_fetched += bs;
     run_copy(*c);
   }
+  run_finished();
 }
 
 // Serves the queued accesses the copy's state allows, in order; the first
@@ -255,28 +281,40 @@ void SwccEngine::check_drained() {
   done();
 }
 
-// Every idle modified copy goes home; accesses to it wait for the answer
-// (a write made meanwhile would otherwise be lost behind the shared copy).
+// Every idle modified copy goes home, runs of consecutive blocks in one
+// message; accesses to them wait for the answer (a write made meanwhile
+// would otherwise be lost behind the shared copy).
 void SwccEngine::write_back_all() {
-  copies_.for_each([this](Copy &c) {
+  size_t most = std::min<size_t>(64, std::max<size_t>(1, options_.chunk_bytes / options_.block_bytes));
+  std::vector<Copy *> run;
+  auto send = [&] {
+    if (!run.empty()) start_run(Run{run, false, true});
+    run.clear();
+  };
+  copies_.for_each([&](Copy &c) {
     if (c.state != State::Modified || c.requesting || !c.waiting.empty()) return;
+    if (!run.empty() && (run.back()->home != c.home || run.back()->block + 1 != c.block || run.size() == most)) send();
     c.requesting = c.writing_back = true;
     opened();
-    host_.send_request(c.home, MsgHeader{Channel::Gptr, kSwccWriteBack, 0, block_offset(c.block), 0, 0},
-                       {c.data.data(), c.data.size()});
     counters_.write_backs++;
-    counters_.bytes_written += c.data.size();
+    run.push_back(&c);
   });
+  send();
 }
 
 void SwccEngine::on_write_back_ack(const MsgHeader &m) {
-  Copy *c = copies_.find(m.src, block_of(m.a));
-  if (!c || !c->writing_back) fatal("swcc: write-back ack of block %llu from rank %d unasked", (unsigned long long)m.a, m.src);
-  // Not kept: a recall reached this rank first and took the copy already.
-  if (m.c && c->state == State::Modified) c->state = State::Shared;
-  c->requesting = c->writing_back = false;
-  closed();
-  run_copy(*c);
+  uint64_t first = block_of(m.a);
+  for (uint64_t i = 0; i < m.c; ++i) {
+    Copy *c = copies_.find(m.src, first + i);
+    if (!c || !c->writing_back)
+      fatal("swcc: write-back ack of block %llu from rank %d unasked", (unsigned long long)block_offset(first + i), m.src);
+    // Not kept: a recall reached this rank first and took the copy already.
+    if ((m.b >> i & 1) && c->state == State::Modified) c->state = State::Shared;
+    c->requesting = c->writing_back = false;
+    closed();
+    run_copy(*c);
+  }
+  run_finished();
 }
 
 void SwccEngine::closed() {
