@@ -66,7 +66,7 @@ class Engine {
       return op;
     }
   };
-  Engine(Host &host, const Options &options) : host_(host), options_(options) {}
+  Engine(Host &host, const Options &options) : host_(host), options_(options), me_(host.rank()) {}
   void count_issue(const Op &op);
   // An access to this rank's own segment, done at once.
   void serve_local(const Op &op);
@@ -78,6 +78,7 @@ class Engine {
   void stored(uint64_t bytes);
   Host &host_;
   Options options_;
+  const Rank me_;  // host_.rank(), without a virtual call on the hit path
   Counters counters_;
 
  private:

@@ -23,12 +23,12 @@ bool OrderEngine::scalar(const Op &op) const {
 
 uint32_t OrderEngine::line_index(Rank home, uint64_t offset) const {
   uint64_t rank_part = (uint64_t)home & ((1ull << options_.rank_bits) - 1);
-  uint64_t addr_part = (offset / options_.line_bytes) & ((1ull << options_.addr_bits) - 1);
+  uint64_t addr_part = (offset >> __builtin_ctz(options_.line_bytes)) & ((1ull << options_.addr_bits) - 1);
   return (uint32_t)(rank_part << options_.addr_bits | addr_part);
 }
 
 bool OrderEngine::try_now(const Op &op) {
-  if (op.home == host_.rank()) {
+  if (op.home == me_) {
     count_issue(op);
     serve_local(op);
     return true;
@@ -51,7 +51,7 @@ bool OrderEngine::try_now(const Op &op) {
 
 void OrderEngine::issue(const Op &op) {
   count_issue(op);
-  if (op.home == host_.rank()) return serve_local(op);
+  if (op.home == me_) return serve_local(op);
   if (op.size == 0) return complete(op);  // as in try_now
   if (!ordered()) return send_chunks(op);
   HomeOrder &h = homes_[op.home];

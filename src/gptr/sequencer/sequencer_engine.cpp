@@ -10,7 +10,7 @@ SequencerEngine::SequencerEngine(Host &host, const Options &options)
     : Engine(host, options), outbound_(host.nranks(), 0), inbound_(host.nranks(), 0), early_(host.nranks()) {}
 
 bool SequencerEngine::try_now(const Op &op) {
-  if (op.home != host_.rank()) return false;
+  if (op.home != me_) return false;
   count_issue(op);
   serve_local(op);
   return true;
@@ -18,7 +18,7 @@ bool SequencerEngine::try_now(const Op &op) {
 
 void SequencerEngine::issue(const Op &op) {
   count_issue(op);
-  if (op.home == host_.rank()) return serve_local(op);
+  if (op.home == me_) return serve_local(op);
   uint64_t chunk = options_.chunk_bytes;
   uint32_t n = (uint32_t)std::max<uint64_t>(1, (op.size + chunk - 1) / chunk);
   uint64_t group = next_id_;

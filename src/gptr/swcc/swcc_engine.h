@@ -72,8 +72,9 @@ class SwccEngine final : public Engine {
     std::deque<Queued> local_waiting;  // the home's own accesses behind the transaction
   };
 
-  uint64_t block_of(uint64_t offset) const { return offset / options_.block_bytes; }
-  uint64_t block_offset(uint64_t block) const { return block * options_.block_bytes; }
+  // Block sizes are powers of two: shifts, not divisions, on the hit path.
+  uint64_t block_of(uint64_t offset) const { return offset >> block_shift_; }
+  uint64_t block_offset(uint64_t block) const { return block << block_shift_; }
   std::byte *home_block(uint64_t block) { return host_.segment() + block_offset(block); }
   // Splits op into one access per block it touches (signal counted for the extra ones).
   template <typename Fn>
@@ -129,6 +130,7 @@ class SwccEngine final : public Engine {
   size_t runs_in_flight_ = 0;
   std::deque<Run> runs_waiting_;
 
+  const uint32_t block_shift_ = (uint32_t)__builtin_ctz(options_.block_bytes);
   SwccDirectory<Copy> copies_;
   SwccDirectory<Entry> entries_;
   uint64_t open_ = 0;  // accesses waiting or in flight

@@ -22,7 +22,7 @@ void SwccEngine::run_home(Entry &e) {
     Queued &q = e.local_waiting.front();
     q.current();
     if (!home_allows(q.op, &e)) {
-      begin(e, q.op.kind == OpKind::Read ? Entry::Want::LocalRead : Entry::Want::LocalWrite, host_.rank());
+      begin(e, q.op.kind == OpKind::Read ? Entry::Want::LocalRead : Entry::Want::LocalWrite, me_);
       continue;  // finished at once, or busy now
     }
     serve_local(q.op);

@@ -41,7 +41,7 @@ void SwccEngine::serve_from_copy(const Op &op, Copy &c) {
 
 bool SwccEngine::try_now(const Op &op) {
   if (op.size == 0 || block_of(op.offset) != block_of(op.offset + op.size - 1)) return false;
-  if (op.home == host_.rank()) {
+  if (op.home == me_) {
     Entry *e = entries_.find(0, block_of(op.offset));
     if (e && (e->busy || !e->local_waiting.empty() || !home_allows(op, e))) return false;
     count_issue(op);
@@ -59,7 +59,7 @@ bool SwccEngine::try_now(const Op &op) {
 void SwccEngine::issue(const Op &op) {
   count_issue(op);
   if (op.size == 0) return op.signal->complete();
-  bool local = op.home == host_.rank();
+  bool local = op.home == me_;
   bool write = op.kind == OpKind::Write;
   size_t most = std::min<size_t>(64, std::max<size_t>(1, options_.chunk_bytes / options_.block_bytes));
   std::vector<Copy *> run;
