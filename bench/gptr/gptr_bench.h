@@ -105,6 +105,19 @@ struct gb_config {
     long line, rank_bits, index_bits, block, dir_bits;
 };
 
+/* The options every program shares, tried after its own: --json PATH,
+ * -h/--help, and anything else is a usage error. */
+static inline void gb_common_option(int argc, char **argv, int *i, const char **json, const char *usage)
+{
+    const char *v;
+    if ((v = gb_opt(argc, argv, i, "--json")))
+        *json = v;
+    else if (!strcmp(argv[*i], "-h") || !strcmp(argv[*i], "--help"))
+        gb_usage_exit(usage, 0);
+    else
+        gb_usage_exit(usage, 2);
+}
+
 static inline long gb_env_long(const char *name, long dflt)
 {
     const char *v = getenv(name);

@@ -131,12 +131,8 @@ int main(int argc, char **argv)
             k_opt = gb_long("-n", v, 2, 40000);
         else if ((v = gb_opt(argc, argv, &i, "-i")) || (v = gb_opt(argc, argv, &i, "--iterations")))
             iters = gb_long("-i", v, 1, 1 << 20);
-        else if ((v = gb_opt(argc, argv, &i, "--json")))
-            json = v;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-            gb_usage_exit(usage, 0);
         else
-            gb_usage_exit(usage, 2);
+            gb_common_option(argc, argv, &i, &json, usage);
     }
     const size_t k = (size_t)k_opt, n = k * k;
     if (n % (size_t)np) {

@@ -123,14 +123,10 @@ int main(int argc, char **argv)
             cfg.iters = gb_long("-i", v, 1, 1 << 20);
         else if ((v = gb_opt(argc, argv, &i, "--seed")))
             cfg.seed = (uint64_t)gb_long("--seed", v, 0, INT32_MAX);
-        else if ((v = gb_opt(argc, argv, &i, "--json")))
-            json = v;
         else if (!strcmp(argv[i], "--no-verify"))
             verify = 0;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-            gb_usage_exit(usage, 0);
         else
-            gb_usage_exit(usage, 2);
+            gb_common_option(argc, argv, &i, &json, usage);
     }
     if (cfg.nodes > (size_t)INT32_MAX / (size_t)np) {
         if (me == 0)

@@ -53,12 +53,8 @@ int main(int argc, char **argv)
             n_opt = gb_long("-n", v, 1, 1 << 16);
         else if ((v = gb_opt(argc, argv, &i, "-i")) || (v = gb_opt(argc, argv, &i, "--iterations")))
             iters = gb_long("-i", v, 1, 1 << 20);
-        else if ((v = gb_opt(argc, argv, &i, "--json")))
-            json = v;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-            gb_usage_exit(usage, 0);
         else
-            gb_usage_exit(usage, 2);
+            gb_common_option(argc, argv, &i, &json, usage);
     }
     const size_t n = (size_t)n_opt;
     if (n % (size_t)p) {

@@ -130,12 +130,8 @@ int main(int argc, char **argv)
             elements = gb_long("--elements", v, 1, 1 << 20);
         else if ((v = gb_opt(argc, argv, &i, "--barriers")))
             barriers = gb_long("--barriers", v, 0, 1 << 20);
-        else if ((v = gb_opt(argc, argv, &i, "--json")))
-            json = v;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-            gb_usage_exit(usage, 0);
         else
-            gb_usage_exit(usage, 2);
+            gb_common_option(argc, argv, &i, &json, usage);
     }
     const uint32_t E = (uint32_t)elements;
     const size_t n = (size_t)2 * (size_t)p * E; /* accesses per rank */
