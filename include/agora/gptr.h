@@ -95,7 +95,9 @@ int agora_gptr_write_async(agora_gptr_t dst, const void *value, size_t width, ag
  * swcc, which moves whole blocks through its directory). get/put block;
  * the _async forms are Split-C's split-phase get/put: the buffers must stay
  * untouched until the signal (or agora_gptr_sync) says they completed, and a
- * put completes once performed at the home. */
+ * put completes once performed at the home. A thread waits for its
+ * operations (agora_gptr_sync, its signals) before it ends: their
+ * completions are counted on its signals. */
 int agora_gptr_get(void *dst, agora_gptr_t src, size_t bytes);
 int agora_gptr_put(agora_gptr_t dst, const void *src, size_t bytes);
 int agora_gptr_get_async(void *dst, agora_gptr_t src, size_t bytes, agora_signal_t *signal);

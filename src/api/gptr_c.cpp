@@ -99,10 +99,14 @@ int agora_gptr_put_async(agora_gptr_t dst, const void *src, size_t bytes, agora_
   return access("agora_gptr_put_async", gptr::OpKind::Write, dst, src, bytes, false, signal, true);
 }
 int agora_gptr_store(agora_gptr_t dst, const void *src, size_t bytes) {
-  // Counted on no signal the caller sees: a store's completion is not
-  // reported (the rank's next release still waits for it).
-  static thread_local agora_signal_t unreported;
-  return access("agora_gptr_store", gptr::OpKind::Store, dst, src, bytes, false, &unreported, false);
+  // Counted on the rank's signal for stores, which no caller waits on: a
+  // store's completion is not reported (the rank's next release still waits
+  // for it). Not the thread's: the thread may end before the store arrives.
+  Runtime *rt = live("agora_gptr_store");
+  if (!rt) return AGORA_ERR_NOT_INITIALIZED;
+  if (!private_buffer(rt, "agora_gptr_store", src, bytes)) return AGORA_ERR_INVALID_ARGUMENT;
+  return rt->gptr_access("agora_gptr_store", gptr::OpKind::Store, dst, const_cast<void *>(src), bytes, false,
+                         rt->gptr_store_signal());
 }
 
 int agora_gptr_sync(void) {

@@ -160,6 +160,8 @@ class Runtime final : public EngineHost {
   int gptr_signal_wait(gptr::Signal *signal);
   // The calling thread's signal for split-phase operations given none (agora_gptr_sync).
   gptr::Signal *gptr_implicit_signal();
+  // What stores are counted on (nobody waits on it; it lives as long as the rank).
+  gptr::Signal *gptr_store_signal() { return &gptr_stores_; }
   int64_t gptr_signal_pending(gptr::Signal *signal);
   int gptr_store_sync(uint64_t bytes);
   void *gptr_to_local(uint64_t g);
@@ -346,6 +348,7 @@ class Runtime final : public EngineHost {
   std::atomic<bool> gptr_on_{false};
   std::byte *gptr_segment_ = nullptr;
   uint64_t gptr_extent_ = 0;  // bytes allocated, the same on every rank
+  gptr::Signal gptr_stores_;  // under gptr_mu_
   // Threads this rank created by the placement rule and has not joined: at
   // most thread_slots() at once.
   std::set<std::pair<Rank, uint64_t>> placed_live_;
