@@ -39,14 +39,16 @@ std::unique_ptr<Engine> make_engine(Host &host, const Options &options) {
   return nullptr;
 }
 
-void Engine::store_sync(uint64_t bytes, std::function<void()> done) {
+bool Engine::store_sync(uint64_t bytes, std::function<void()> done) {
+  if (store_waiter_) return false;
   if (stored_unconsumed_ >= bytes) {
     stored_unconsumed_ -= bytes;
     done();
-    return;
+    return true;
   }
   store_wait_bytes_ = bytes;
   store_waiter_ = std::move(done);
+  return true;
 }
 
 void Engine::stored(uint64_t bytes) {

@@ -45,8 +45,9 @@ class Engine {
   // memory may be stale from now on (ordercache drops them).
   virtual void acquire() {}
   // One-way stores (Split-C's store_sync): `done` once `bytes` more bytes of
-  // stores have arrived at this rank than earlier waits consumed.
-  void store_sync(uint64_t bytes, std::function<void()> done);
+  // stores have arrived at this rank than earlier waits consumed. False (and
+  // nothing waits) if another wait is under way: one at a time.
+  bool store_sync(uint64_t bytes, std::function<void()> done);
   // No access issued by this rank is outstanding (the simulator's check that
   // drains end).
   virtual bool idle() const = 0;

@@ -347,7 +347,7 @@ class Runtime final : public EngineHost {
   std::unique_ptr<gptr::Engine> gptr_;
   std::atomic<bool> gptr_on_{false};
   std::byte *gptr_segment_ = nullptr;
-  uint64_t gptr_extent_ = 0;  // bytes allocated, the same on every rank
+  std::atomic<uint64_t> gptr_extent_{0};  // bytes allocated, the same on every rank (grows only)
   gptr::Signal gptr_stores_;  // under gptr_mu_
   // Threads this rank created by the placement rule and has not joined: at
   // most thread_slots() at once.

@@ -77,8 +77,9 @@ uint64_t Runtime::gptr_alloc(uint64_t bytes) {
       gptr_ = gptr::make_engine(*gptr_host_, o);
       gptr_on_.store(true);
     }
-    if (rounded > config_.gptr_segment_bytes - gptr_extent_) ok = false;
-    else offset = gptr_extent_, gptr_extent_ += rounded;
+    uint64_t extent = gptr_extent_.load();
+    if (rounded > config_.gptr_segment_bytes - extent) ok = false;
+    else offset = extent, gptr_extent_.store(extent + rounded);
   }
   // Every rank asked for the same size (the offsets agree only then), and no
   // rank touches the part before every rank has it.
@@ -94,7 +95,7 @@ uint64_t Runtime::gptr_alloc(uint64_t bytes) {
     if (rank() == 0)
       log_error("agora_gptr_alloc(%llu bytes): the global-pointer segment is full (%llu of %llu bytes used); "
                 "raise AGORA_GPTR_SEGMENT",
-                (unsigned long long)bytes, (unsigned long long)gptr_extent_,
+                (unsigned long long)bytes, (unsigned long long)gptr_extent_.load(),
                 (unsigned long long)config_.gptr_segment_bytes);
     return UINT64_MAX;
   }
@@ -203,7 +204,10 @@ int Runtime::gptr_store_sync(uint64_t bytes) {
   WaitNote note{WaitKind::Gptr, (uint64_t)rank(), 3};
   return noted_wait(note, w, [&] {
     std::lock_guard<std::mutex> gg(gptr_mu_);
-    gptr_->store_sync(bytes, [&w] { w.complete(0); });
+    if (!gptr_->store_sync(bytes, [&w] { w.complete(0); })) {
+      log_error("agora_gptr_store_sync: another thread of this rank is already waiting in it (one at a time)");
+      return (int)AGORA_ERR_MISUSE;
+    }
     return 0;
   });
 }
