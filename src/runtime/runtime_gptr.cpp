@@ -7,8 +7,6 @@
 // rank's own segment) takes gptr_mu_ only. An access that sends takes lock_
 // first (the transport and the statistics are under it), then gptr_mu_, as
 // dispatch does for the engine's messages.
-#include <climits>
-#include <cstring>
 
 #include "common/log.h"
 #include "runtime/runtime.h"
