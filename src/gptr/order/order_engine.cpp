@@ -266,36 +266,28 @@ void OrderEngine::try_send_bulk(Rank home) {
   if (wrote) return;
   h.bulk_sent = true;
   const Op &op = h.bulk.op;
-  if (caching() && op.kind != OpKind::Read) {
-    // Cached copies of the bytes written now hold them.
-    for (uint32_t i = 0; i < lines_.size(); ++i) {
-      Line &l = lines_[i];
-      if (l.tag == kNoTag || pointer_home(l.tag) != home) continue;
-      uint64_t base = l.tag & kOffsetMask;
-      for (uint32_t b = 0; b < options_.line_bytes; ++b) {
-        uint64_t at = base + b;
-        if (at >= op.offset && at < op.offset + op.size && (l.valid >> b & 1)) line_data(i)[b] = op.local[at - op.offset];
-      }
+  if (op.kind != OpKind::Read) refresh_cached(home, op);  // they now hold the bytes written
+  send_chunks(op);
+}
+
+// The cached bytes of home that op covers take op's bytes (the dirty ones
+// stay: they are this rank's later writes).
+void OrderEngine::refresh_cached(Rank home, const Op &op) {
+  for (uint32_t i = 0; caching() && i < lines_.size(); ++i) {
+    Line &l = lines_[i];
+    if (l.tag == kNoTag || pointer_home(l.tag) != home) continue;
+    uint64_t base = l.tag & kOffsetMask;
+    for (uint32_t b = 0; b < options_.line_bytes; ++b) {
+      uint64_t at = base + b;
+      if (at >= op.offset && at < op.offset + op.size && (l.valid >> b & 1) && !(l.dirty >> b & 1))
+        line_data(i)[b] = op.local[at - op.offset];
     }
   }
-  send_chunks(op);
 }
 
 void OrderEngine::bulk_done(Rank home) {
   HomeOrder &h = homes_[home];
-  const Op &op = h.bulk.op;
-  if (caching() && op.kind == OpKind::Read) {
-    for (uint32_t i = 0; i < lines_.size(); ++i) {
-      Line &l = lines_[i];
-      if (l.tag == kNoTag || pointer_home(l.tag) != home) continue;
-      uint64_t base = l.tag & kOffsetMask;
-      for (uint32_t b = 0; b < options_.line_bytes; ++b) {
-        uint64_t at = base + b;
-        if (at >= op.offset && at < op.offset + op.size && (l.valid >> b & 1) && !(l.dirty >> b & 1))
-          line_data(i)[b] = op.local[at - op.offset];
-      }
-    }
-  }
+  if (h.bulk.op.kind == OpKind::Read) refresh_cached(home, h.bulk.op);  // they now hold what was read
   h.fenced = false;
   h.bulk = {};
   queued_--;

@@ -87,6 +87,7 @@ class OrderEngine final : public Engine {
   void send_chunks(const Op &op);
   void try_send_bulk(Rank home);
   void bulk_done(Rank home);
+  void refresh_cached(Rank home, const Op &op);
   void release_home(Rank home);
   uint64_t send_request(Rank home, uint16_t msg_op, uint64_t a, uint64_t b, Payload payload, Pending pending);
   void complete(const Op &op) { op.signal->complete(); }
