@@ -295,6 +295,30 @@ static inline double gb_max(double x)
     return x;
 }
 
+/* Every t[i] becomes the largest of the ranks' t[i], in one reduction
+ * (collective). */
+static inline void gb_max_each(double *t, long n)
+{
+    GB_CHECK(agora_reduce(t, (size_t)n, AGORA_DOUBLE, AGORA_MAX));
+}
+
+/* The mean of t[1..total-1]: the timed iterations after the first (cold) one. */
+static inline double gb_timed_mean(const double *t, long total)
+{
+    double mean = 0;
+    for (long it = 1; it < total; it++)
+        mean += t[it] / (double)(total - 1);
+    return mean;
+}
+
+/* True on every rank if `ok` is true on every rank (collective). */
+static inline int gb_all(int ok)
+{
+    int64_t v = ok;
+    GB_CHECK(agora_reduce(&v, 1, AGORA_INT64, AGORA_MIN));
+    return (int)v;
+}
+
 /* ---- randomness and hashes -------------------------------------------- */
 /* bench/programs/shm.h's shm_mix64 and shm_u01, bit for bit. */
 static inline uint64_t gb_mix64(uint64_t x)

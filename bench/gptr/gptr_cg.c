@@ -199,8 +199,7 @@ int main(int argc, char **argv)
         t[it] = agora_wtime() - t0;
     }
     cs[total] = gb_snapshot();
-    for (long it = 0; it < total; it++)
-        t[it] = gb_max(t[it]);
+    gb_max_each(t, total);
 
     int valid = 1;
     double xerr = 0;
@@ -233,14 +232,10 @@ int main(int argc, char **argv)
         }
         free(gx), free(ref);
     }
-    int64_t v64 = valid;
-    GB_CHECK(agora_reduce(&v64, 1, AGORA_INT64, AGORA_MIN));
-    valid = (int)v64;
+    valid = gb_all(valid);
 
     struct gb_counts cold = gb_delta_sum(&cs[0], &cs[1]), warm = gb_delta_sum(&cs[1], &cs[total]);
-    double mean = 0;
-    for (long it = 1; it < total; it++)
-        mean += t[it] / (double)iters;
+    double mean = gb_timed_mean(t, total);
     agora_gptr_stats_t wg = gb_gptr(&warm);
     char cfgjson[256], ccold[1024], cwarm[1024], tl[4096], out[8192];
     gb_config_json(cfgjson, sizeof cfgjson, &gc);

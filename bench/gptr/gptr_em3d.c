@@ -184,8 +184,7 @@ int main(int argc, char **argv)
         t[it] = agora_wtime() - t0;
     }
     cs[total] = gb_snapshot();
-    for (long it = 0; it < total; it++)
-        t[it] = gb_max(t[it]);
+    gb_max_each(t, total);
 
     /* every value, on rank 0; the checksum */
     int valid = 1;
@@ -237,14 +236,10 @@ int main(int argc, char **argv)
         }
         free(ge), free(gh);
     }
-    int64_t v64 = valid;
-    GB_CHECK(agora_reduce(&v64, 1, AGORA_INT64, AGORA_MIN));
-    valid = (int)v64;
+    valid = gb_all(valid);
 
     struct gb_counts cold = gb_delta_sum(&cs[0], &cs[1]), warm = gb_delta_sum(&cs[1], &cs[total]);
-    double mean = 0;
-    for (long it = 1; it < total; it++)
-        mean += t[it] / (double)cfg.iters;
+    double mean = gb_timed_mean(t, total);
     agora_gptr_stats_t wg = gb_gptr(&warm), cg = gb_gptr(&cold);
     char cfgjson[256], ccold[1024], cwarm[1024], tl[2048], out[8192];
     gb_config_json(cfgjson, sizeof cfgjson, &gc);

@@ -105,8 +105,7 @@ int main(int argc, char **argv)
         t[it] = agora_wtime() - t0;
     }
     cs[total] = gb_snapshot();
-    for (long it = 0; it < total; it++)
-        t[it] = gb_max(t[it]);
+    gb_max_each(t, total);
 
     /* check this rank's rows of C (only their owner wrote them) */
     uint64_t bad = 0;
@@ -133,9 +132,7 @@ int main(int argc, char **argv)
     int valid = b64 == 0;
 
     struct gb_counts cold = gb_delta_sum(&cs[0], &cs[1]), warm = gb_delta_sum(&cs[1], &cs[total]);
-    double med = 0; /* the mean over the timed iterations, as bench_matmul's figure */
-    for (long it = 1; it < total; it++)
-        med += t[it] / (double)iters;
+    double med = gb_timed_mean(t, total); /* the mean, as bench_matmul's figure */
     double flops = 2.0 * (double)n * (double)n * (double)n;
     char cfgjson[256], ccold[1024], cwarm[1024], tl[2048], out[8192];
     gb_config_json(cfgjson, sizeof cfgjson, &cfg);
