@@ -61,17 +61,20 @@ void OrderEngine::issue(const Op &op) {
     queued_++;
     return;
   }
-  dispatch(Queued::of(op));
+  dispatch(Queued{op, {}});  // its bytes are copied only if it has to stay
 }
 
 // An op whose home is not fenced, in program order after every op before it.
+// A write without its own copy of its bytes (q.data empty: they are still
+// the caller's, during issue) takes one before it stays.
 void OrderEngine::dispatch(Queued q) {
-  Op &op = q.op;
+  Op op = q.op;
   HomeOrder &h = homes_[op.home];
+  auto owned = [&q] { return q.op.kind == OpKind::Read || !q.data.empty() ? std::move(q) : Queued::of(q.op); };
   if (!scalar(op)) {
     h.fenced = true;
     h.bulk_sent = false;
-    h.bulk = std::move(q);
+    h.bulk = owned();
     h.bulk.current();
     queued_++;
     try_send_bulk(op.home);
@@ -84,7 +87,7 @@ void OrderEngine::dispatch(Queued q) {
     if (s != Start::Wait) return;
   }
   counters_.stalls++;
-  Queued stays{op, std::move(q.data)};
+  Queued stays = owned();
   stays.current();
   l.waiting.push_back(std::move(stays));
   h.queued++;
