@@ -106,6 +106,19 @@ int agora_trylock(agora_lock_t *lock); /* AGORA_OK (now held) or AGORA_BUSY */
 
 int agora_barrier(void); /* all ranks; call from one thread per rank */
 
+/* OpenMP flush of [ptr, ptr+bytes) of global memory (docs/flush.md): this
+ * rank's writes to the region reach its homes, and this rank's view of the
+ * region becomes consistent with them; a write flushed by one rank is seen
+ * by another rank's later flush of the same region. Not collective; any
+ * thread. Under sc it only checks its arguments (every access already sees
+ * the latest write). AGORA_FLUSH=observer (default) moves data only when the
+ * region changed (paper 004's observer model); basic diffs and refreshes it
+ * every time. AGORA_ERR_INVALID_ARGUMENT (with a message) if bytes is 0 or
+ * the region is not inside allocated global memory. */
+int agora_flush(const void *ptr, size_t bytes);
+/* The same for every page of global memory this rank holds a copy of or homes. */
+int agora_flush_all(void);
+
 typedef enum agora_type { AGORA_INT64 = 0, AGORA_DOUBLE = 1 } agora_type_t;
 typedef enum agora_op { AGORA_SUM = 0, AGORA_MIN = 1, AGORA_MAX = 2 } agora_op_t;
 /* All-reduce in place over all ranks (collective). Every rank gets the same
@@ -296,7 +309,19 @@ size_t agora_stats_json(char *buf, size_t size);
     X(COUNTER, home_writes_tracked, "hlrc: home pages the kernel reported written (no fault taken)") \
     X(COUNTER, remote_doorbells, "wake-ups sent to service threads of ranks on other hosts") \
     X(COUNTER, one_sided_bytes, "bytes read one-sided: pages and the homes' metadata")       \
-    X(COUNTER, pages_refreshed, "hlrc: pages fetched at a barrier's end because this rank kept missing them after barriers")
+    X(COUNTER, pages_refreshed, "hlrc: pages fetched at a barrier's end because this rank kept missing them after barriers") \
+    X(COUNTER, flush_calls, "agora_flush and agora_flush_all calls on this rank")           \
+    X(COUNTER, flush_unmapped, "flushed pages held here by no valid copy: nothing to do") \
+    X(COUNTER, flush_case1_diffs, "flush CASE-1: a page copy with changes in the region (diff sent)") \
+    X(COUNTER, flush_case2_refreshes, "flush CASE-2: an unchanged copy with a change notice (refresh asked)") \
+    X(COUNTER, flush_case3_skips, "flush CASE-3: an unchanged copy, no change notice (no message)") \
+    X(COUNTER, flush_case4_home_unchanged, "flush CASE-4: a home page unchanged since observed (no message)") \
+    X(COUNTER, flush_case5_home_changed, "flush CASE-5: a home page changed since observed (notices sent)") \
+    X(COUNTER, flush_diffs_received, "flush diffs (or regc: change reports) a home received") \
+    X(COUNTER, flush_refresh_requests_received, "flush refresh requests a home received") \
+    X(COUNTER, flush_refreshes_received, "flush refreshes (page data, or regc: confirmations) received") \
+    X(COUNTER, change_notices_sent, "flush change notices a home sent to observers")       \
+    X(COUNTER, notice_acks_received, "acknowledgements of change notices a home received")
 
 #define AGORA_STATS_CTYPE_COUNTER uint64_t
 #define AGORA_STATS_CTYPE_PEAK uint64_t

@@ -88,6 +88,10 @@ inline double wtime() { return agora_wtime(); }
 
 // All ranks (one thread per rank, as agora_barrier).
 inline void barrier() { detail::check(agora_barrier(), "agora_barrier"); }
+// OpenMP flush of an object (or bytes) in global memory, and of everything.
+inline void flush(const void *ptr, std::size_t bytes) { detail::check(agora_flush(ptr, bytes), "agora_flush"); }
+template <class T> void flush(const T &object) { flush(&object, sizeof(T)); }
+inline void flush_all() { detail::check(agora_flush_all(), "agora_flush_all"); }
 
 // ---- reductions (all ranks, as agora_reduce) ------------------------------------
 

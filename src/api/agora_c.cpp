@@ -248,6 +248,18 @@ int agora_barrier(void) {
   return rt->barrier();
 }
 
+int agora_flush(const void *ptr, size_t bytes) {
+  AGORA_ON_PRIVATE_STACK(agora_flush(ptr, bytes));
+  RUNTIME_OR("agora_flush", AGORA_ERR_NOT_INITIALIZED);
+  return rt->flush(ptr, bytes);
+}
+
+int agora_flush_all(void) {
+  AGORA_ON_PRIVATE_STACK(agora_flush_all());
+  RUNTIME_OR("agora_flush_all", AGORA_ERR_NOT_INITIALIZED);
+  return rt->flush_all();
+}
+
 int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op) {
   AGORA_ON_PRIVATE_STACK(agora_reduce(buf, count, type, op));
   RUNTIME_OR("agora_reduce", AGORA_ERR_NOT_INITIALIZED);

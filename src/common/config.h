@@ -22,6 +22,9 @@ enum class WaitMode { Auto, Spin, Block };
 // datagram (docs/service.md, "Doorbell").
 enum class RemoteDoorbellMode { Auto, Off };
 enum class RefreshMode { On, Off };
+// agora_flush (docs/flush.md): the observer model of paper 004 §III, or the
+// basic region flush (diff and refresh on every flush), for comparison.
+enum class FlushMode { Observer, Basic };
 // AGORA_GPTR, in options.def's order (gptr::Scheme is the engine's).
 enum class GptrScheme : uint8_t { OrderCache, OrderNoCache, Sequencer, Swcc, Direct };
 // hlrc: when an interval ends (see src/protocol/hlrc/hlrc_engine.h).
@@ -59,6 +62,7 @@ struct Config {
   IntervalPolicy intervals = IntervalPolicy::Lazy;  // AGORA_INTERVALS (hlrc): lazy or aggressive
   uint32_t prefetch = 16;               // AGORA_PREFETCH: most pages fetched ahead of a sequential miss (0: off)
   RefreshMode refresh = RefreshMode::On;  // AGORA_REFRESH (hlrc): refetch hot pages at barrier end
+  FlushMode flush = FlushMode::Observer;  // AGORA_FLUSH: observer or basic region flush
   // Global pointers (docs/gptr.md).
   GptrScheme gptr_scheme = GptrScheme::OrderCache;  // AGORA_GPTR
   uint64_t gptr_segment_bytes = 256ull << 20;       // AGORA_GPTR_SEGMENT

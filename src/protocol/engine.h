@@ -184,6 +184,20 @@ class ProtocolEngine {
     acquire(info);
   }
 
+  // ---- flush (docs/flush.md) ----------------------------------------------------
+  // OpenMP flush of the bytes `ranges` name (several pages, any order): this
+  // rank's writes to them reach their homes, and this rank's view of them
+  // becomes consistent with the homes'. Calls `done` once that holds (maybe
+  // before returning). The default suits sc: every access already sees the
+  // latest write, so a flush has nothing to do.
+  virtual void flush(const std::vector<StoreRange> &ranges, std::function<void()> done) {
+    (void)ranges;
+    done();
+  }
+  // The same for every page this rank holds a copy of or homes (flush with
+  // no list: all of this rank's view of global memory).
+  virtual void flush_all(std::function<void()> done) { done(); }
+
   // ---- freed memory (agora_free of a placed allocation) -----------------------
   // Every rank calls this for [first, first+count) while the pages still have
   // their homes, once the program has freed them: drop every state of those
@@ -225,6 +239,12 @@ struct EngineOptions {
     None, HomeWriteNoNotice, NewlySharedNoNotice, InstallWithoutVersionCheck, RefreshWithoutVersionCheck
   };
   HlrcMutation hlrc_mutation = HlrcMutation::None;
+  // agora_flush (docs/flush.md): observer model or basic region flush.
+  FlushMode flush = FlushMode::Observer;
+  // Testers only (sim_flush_test): a home completes a flush that changed a
+  // region without waiting for the observers' acknowledgements of its change
+  // notices, so a notice for `flag` may overtake one for `data`.
+  bool flush_skips_acks = false;
 };
 
 // Names of the protocols this build provides, for configuration errors.

@@ -123,6 +123,9 @@ class Runtime final : public EngineHost {
   int barrier(bool patient = false, CollectiveKind kind = CollectiveKind::Barrier);
   int reduce(void *buf, size_t count, ReduceType type, ReduceOp op,
              CollectiveKind kind = CollectiveKind::Reduce);
+  // agora_flush / agora_flush_all (runtime_flush.cpp, docs/flush.md).
+  int flush(const void *ptr, size_t bytes);
+  int flush_all();
   // Fork-join threads (runtime_threads.cpp): target -1 places by the
   // AGORA_THREADS_PER_RANK rule.
   int thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *where, uint64_t *id);
@@ -210,7 +213,7 @@ class Runtime final : public EngineHost {
   // ---- waiting (runtime_wait.cpp) ----
   // Where a thread of this rank waits inside Agora, for the hang watch.
   enum class WaitKind : uint8_t { Fault, Lock, Collective, Free, ThreadCreate, ThreadJoin, FinalizeThreads,
-                                  ThreadBarrier, Condition, Semaphore, Placed, ThreadReduce, Gptr };
+                                  ThreadBarrier, Condition, Semaphore, Placed, ThreadReduce, Gptr, Flush };
   struct WaitNote {
     WaitKind kind;
     uint64_t a = 0, b = 0;  // address and home, lock id, tag, rank and id, ... (see describe_wait)

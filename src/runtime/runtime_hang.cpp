@@ -85,6 +85,10 @@ std::string Runtime::describe_wait(const WaitNote &n) const {
                     "and free, with every rank's acknowledgement)",
                     n.a ? "agora_free of a placed allocation" : "agora_malloc_placed");
       break;
+    case WaitKind::Flush:
+      if (n.b) std::snprintf(line, sizeof line, "agora_flush(%p, %llu)", (void *)n.a, (unsigned long long)n.b);
+      else std::snprintf(line, sizeof line, "agora_flush_all()");
+      break;
     case WaitKind::Gptr:
       std::snprintf(line, sizeof line, "%s (rank %d's memory)",
                     n.b == 0 ? "a global-pointer access" : n.b == 1 ? "a global-pointer release (barrier, unlock)"

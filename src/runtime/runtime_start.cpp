@@ -88,6 +88,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   engine_options.intervals = config_.intervals;
   engine_options.prefetch_max = config_.prefetch;
   engine_options.refresh = config_.refresh == RefreshMode::On;
+  engine_options.flush = config_.flush;
   engine_ = protocol_create(config_.protocol, *this, engine_options);
   // This rank's arena is homed here: open in the application view as far as
   // the protocol allows its home pages.

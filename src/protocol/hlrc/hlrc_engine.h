@@ -39,6 +39,7 @@
 
 #include "protocol/engine.h"
 #include "protocol/hlrc/hlrc_prefetch.h"
+#include "protocol/shared/flush_observers.h"
 #include "protocol/shared/page_copies.h"
 #include "protocol/shared/write_notices.h"
 
@@ -67,6 +68,8 @@ class HlrcEngine final : public ProtocolEngine {
   void barrier_complete(uint64_t epoch) override;
   void forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) override;
   void raise_page_floor(const std::vector<uint32_t> &floor) override;
+  void flush(const std::vector<StoreRange> &ranges, std::function<void()> done) override;
+  void flush_all(std::function<void()> done) override;
 
   // Most pages one fetch (message or one-sided read) may ask for.
   static constexpr uint64_t kMaxFetchRun = 4096;
@@ -152,6 +155,11 @@ class HlrcEngine final : public ProtocolEngine {
   bool one_sided() const;
   size_t home_meta_bytes() const { return 4 * (size_t)host_.nranks(); }
 
+  // ---- flush (hlrc_flush.cpp, docs/flush.md) ----
+  void flush_page(const FlushPage &f, uint64_t token);
+  void flush_message(const MsgHeader &m, Payload p);
+  void send_refresh(Rank to, PageId page, uint64_t token);
+
   // ---- intervals (hlrc_intervals.cpp) ----
   void close_interval();
   void on_diffs_ack();
@@ -184,6 +192,8 @@ class HlrcEngine final : public ProtocolEngine {
   // Hot pages invalidated by the barrier being merged, to refresh at its end.
   std::vector<PageId> refresh_;
   bool merging_barrier_ = false;
+  // Observers of home pages, and the copies this rank observes (flush).
+  FlushObservers flush_;
 };
 
 }  // namespace agora

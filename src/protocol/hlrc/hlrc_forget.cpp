@@ -32,6 +32,7 @@ void HlrcEngine::forget_pages(PageId first, PageId count, std::vector<uint32_t> 
     pages_.erase(p);
   }
   dirty_.erase(std::remove_if(dirty_.begin(), dirty_.end(), in_range), dirty_.end());
+  flush_.forget(first, count);
 }
 
 void HlrcEngine::raise_page_floor(const std::vector<uint32_t> &floor) {

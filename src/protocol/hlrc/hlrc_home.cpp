@@ -39,19 +39,28 @@ void HlrcEngine::home_serve(const MsgHeader &m) {
 
 void HlrcEngine::home_apply_diffs(const MsgHeader &m, Payload p) {
   const uint32_t interval = (uint32_t)m.a;
+  std::vector<PageId> noticed;
   bool ok = diff_batch_for_each(p.data, p.size, [&](PageId page, const std::byte *diff, size_t size) {
     if (!is_home(page) || !page_diff_apply(host_.frame(page), host_.page_size(), diff, size))
       fatal("hlrc: malformed diff of page %llu from rank %d", (unsigned long long)page, m.src);
     // One diff per page per interval, sent in order: a page's versions only grow.
     AGORA_ASSERT(state(page).version.empty() || state(page).version[m.src] < interval);
     vector_time_raise(&state(page).version, host_.nranks(), m.src, interval);
+    // Observers of the page (agora_flush) hear of the change, as from a
+    // flush: a release is a flush too.
+    flush_.snapshot_apply(page, diff, size);
+    if (size && flush_.notify(page, m.src)) noticed.push_back(page);
   });
   if (!ok) fatal("hlrc: malformed diffs from rank %d", m.src);
   // Diffs of one creator arrive in interval order: every one up to this
   // interval that names a page homed here is now applied.
   vector_time_raise(&applied_, host_.nranks(), m.src, interval);
   publish_home_meta();
-  host_.send(m.src, {Channel::Protocol, kDiffsAck, 0, interval, 0, 0});
+  // The writer publishes only once the observers have the notices.
+  const Rank to = m.src;
+  flush_.when_all_acknowledged(noticed, [this, to, interval] {
+    host_.send(to, {Channel::Protocol, kDiffsAck, 0, interval, 0, 0});
+  });
 }
 
 }  // namespace agora

@@ -31,6 +31,12 @@ void HlrcEngine::close_interval() {
     s.dirty = false;
     if (is_home(page)) {
       vector_time_raise(&s.version, host_.nranks(), host_.rank(), index);
+      // Observers of the page (agora_flush) hear of the home's own writes;
+      // the interval is published once they have (a release is a flush).
+      if (flush_.home_changed(page, 0, (uint32_t)size) && flush_.notify(page, host_.rank())) {
+        ++acks_outstanding_;
+        flush_.when_acknowledged(page, [this] { on_diffs_ack(); });
+      }
       continue;
     }
     // Sent even when empty (rewritten with the same values): the home's

@@ -15,7 +15,8 @@ HlrcEngine::HlrcEngine(EngineHost &host, const EngineOptions &options)
       notices_(host.rank(), host.nranks()),
       previous_barrier_(host.nranks(), 0),
       applied_(host.nranks(), 0),
-      prefetch_((uint32_t)std::min<uint64_t>(options.prefetch_max, kMaxFetchRun - 1)) {
+      prefetch_((uint32_t)std::min<uint64_t>(options.prefetch_max, kMaxFetchRun - 1)),
+      flush_(host, options) {
   if (host.page_size() > 32768) fatal("hlrc: page size %zu exceeds 32 KiB", host.page_size());
   publish_home_meta();
 }
@@ -121,6 +122,10 @@ void HlrcEngine::invalidate(PageId page, Rank creator, uint32_t index, AccessRun
 }
 
 void HlrcEngine::on_message(const MsgHeader &m, Payload p) {
+  if (FlushObservers::handles(m.op)) {
+    flush_message(m, p);
+    return;
+  }
   switch (m.op) {
     case kFetch: home_serve(m); break;
     case kPage: on_page(m, p); break;

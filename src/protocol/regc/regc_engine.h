@@ -44,6 +44,7 @@
 
 #include "protocol/engine.h"
 #include "protocol/regc/regc_entries.h"
+#include "protocol/shared/flush_observers.h"
 #include "protocol/shared/page_copies.h"
 
 namespace agora {
@@ -72,6 +73,8 @@ class RegcEngine final : public ProtocolEngine {
   void barrier_complete(uint64_t epoch) override;
   void forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) override;
   void raise_page_floor(const std::vector<uint32_t> &floor) override;
+  void flush(const std::vector<StoreRange> &ranges, std::function<void()> done) override;
+  void flush_all(std::function<void()> done) override;
 
   static constexpr size_t kOrdinaryUpdateMax = 256;
 
@@ -119,6 +122,9 @@ class RegcEngine final : public ProtocolEngine {
   void home_serve(const MsgHeader &m);
   void home_apply_diffs(const MsgHeader &m, Payload p);
 
+  // ---- flush (regc_flush.cpp, docs/flush.md) ----
+  void flush_message(const MsgHeader &m, Payload p);
+
   // ---- intervals and publication (regc_publish.cpp) ----
   struct Closed {
     RegcEntryRef entry;
@@ -156,6 +162,7 @@ class RegcEngine final : public ProtocolEngine {
   std::map<uint64_t, RegcLog> barrier_sets_;  // epoch -> entries heard of
   std::set<PageId> early_pages_;  // pages holding updates that came early
   uint64_t page_floor_ = 0;  // versions of pages newly homed here start above freed ones
+  FlushObservers flush_;    // observers of home pages, and the copies observed here
 };
 
 }  // namespace agora

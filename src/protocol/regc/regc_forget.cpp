@@ -31,6 +31,7 @@ void RegcEngine::forget_pages(PageId first, PageId count, std::vector<uint32_t> 
   // The floor is one entry per rank; regc needs one number: every entry carries it.
   if (floor->empty()) floor->assign(host_.nranks(), 0);
   for (uint32_t &f : *floor) f = std::max<uint32_t>(f, (uint32_t)std::min<uint64_t>(highest, UINT32_MAX));
+  flush_.forget(first, count);
 }
 
 void RegcEngine::raise_page_floor(const std::vector<uint32_t> &floor) {

@@ -22,6 +22,7 @@ void RegcEngine::home_serve(const MsgHeader &m) {
 
 void RegcEngine::home_apply_diffs(const MsgHeader &m, Payload p) {
   std::vector<std::byte> versions;
+  std::vector<PageId> noticed;
   bool ok = diff_batch_for_each(p.data, p.size, [&](PageId page, const std::byte *diff, size_t size) {
     if (!is_home(page) || !page_diff_apply(host_.frame(page), host_.page_size(), diff, size))
       fatal("%s: malformed diff of page %llu from rank %d", name(), (unsigned long long)page, m.src);
@@ -29,13 +30,22 @@ void RegcEngine::home_apply_diffs(const MsgHeader &m, Payload p) {
     // The home's own open interval diffs against its twin: keep the twin
     // equal to the frame outside the home's own writes.
     if (s.dirty && !s.twin.empty()) page_diff_apply(s.twin.data(), host_.page_size(), diff, size);
+    // Observers of the page (agora_flush) hear of the change: a release
+    // is a flush too.
+    flush_.snapshot_apply(page, diff, size);
+    if (size && flush_.notify(page, m.src)) noticed.push_back(page);
     uint64_t v = ++s.version;
     size_t o = versions.size();
     versions.resize(o + 8);
     std::memcpy(versions.data() + o, &v, 8);
   });
   if (!ok) fatal("%s: malformed diffs from rank %d", name(), m.src);
-  host_.send(m.src, {Channel::Protocol, kDiffsAck, 0, m.a, 0, 0}, {versions.data(), versions.size()});
+  // The writer publishes only once the observers have the notices.
+  const Rank to = m.src;
+  const uint64_t batch = m.a;
+  flush_.when_all_acknowledged(noticed, [this, to, batch, versions = std::move(versions)] {
+    host_.send(to, {Channel::Protocol, kDiffsAck, 0, batch, 0, 0}, {versions.data(), versions.size()});
+  });
 }
 
 }  // namespace agora

@@ -12,7 +12,7 @@
 namespace agora {
 
 RegcEngine::RegcEngine(EngineHost &host, SpanStores span_stores, const EngineOptions &options)
-    : host_(host), span_stores_(span_stores), options_(options) {
+    : host_(host), span_stores_(span_stores), options_(options), flush_(host, options) {
   if (host.page_size() > 32768) fatal("%s: page size %zu exceeds 32 KiB", name(), host.page_size());
 }
 
@@ -113,6 +113,10 @@ void RegcEngine::apply_all(std::vector<RegcEntryRef> entries) {
 }
 
 void RegcEngine::on_message(const MsgHeader &m, Payload p) {
+  if (FlushObservers::handles(m.op)) {
+    flush_message(m, p);
+    return;
+  }
   switch (m.op) {
     case kFetch: home_serve(m); break;
     case kPage: on_page(m, p); break;

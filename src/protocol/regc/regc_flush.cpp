@@ -1,0 +1,131 @@
+// agora_flush under regc and regc-page (docs/flush.md). The observer model
+// is hlrc's (flush_observers.h); what moves differs, because regc numbers
+// every diff a home applies and a copy must equal one of those versions
+// (updates patch it from one version to the next):
+//  - CASE-1: the rank's changes go home as an ordinary interval (all its
+//    dirty pages, entries recorded for rules 1 and 3 as at any release),
+//    and once the homes have numbered them the flushed page is reported to
+//    its home, which notifies the other observers;
+//  - the refresh (CASE-1, -2) is an invalidation once the home answers: the
+//    next access fetches the home's current version, so regc never holds a
+//    copy that is newer than the version it claims.
+// CASE-3/4/5 are hlrc's.
+#include <cstring>
+
+#include "common/log.h"
+#include "common/stats.h"
+#include "protocol/regc/regc_engine.h"
+
+namespace agora {
+
+void RegcEngine::flush(const std::vector<StoreRange> &ranges, std::function<void()> done) {
+  Stats &stats = host_.stats();
+  const uint64_t token = flush_.begin_flush(std::move(done));
+  std::vector<std::pair<PageId, bool>> reports;  // (page, changed here)
+  bool publish = false;
+  for (const FlushPage &f : flush_pages(ranges)) {
+    const PageId page = f.page;
+    if (is_home(page)) {
+      bool changed = false;
+      if (flush_.observer_model())
+        for (auto [offset, length] : f.ranges) changed |= flush_.home_changed(page, offset, length);
+      if (!changed) {
+        stats.flush_case4_home_unchanged++;
+      } else {
+        stats.flush_case5_home_changed++;
+        flush_.notify(page, host_.rank());
+      }
+      if (!flush_.observer_model()) continue;
+      flush_.expect(token);
+      flush_.when_acknowledged(page, [this, token] { flush_.finish(token); });
+      continue;
+    }
+    auto it = pages_.find(page);
+    if (it == pages_.end() || (it->second.access == Access::None && !it->second.dirty)) {
+      stats.flush_unmapped++;
+      continue;
+    }
+    PageState &s = it->second;
+    bool changed = false;
+    if (s.dirty && !s.twin.empty()) {
+      const std::byte *frame = host_.frame(page);
+      for (auto [offset, length] : f.ranges)
+        changed |= std::memcmp(frame + offset, s.twin.data() + offset, length) != 0;
+    }
+    if (changed || !flush_.observer_model()) {
+      stats.flush_case1_diffs++;
+      publish |= changed;
+      reports.push_back({page, changed});
+    } else if (flush_.has_changes(page)) {
+      stats.flush_case2_refreshes++;
+      flush_.set_refreshed(page);
+      flush_.expect(token);
+      host_.send_request(host_.home_of(page),
+                         {Channel::Protocol, FlushObservers::kRefreshRequest, 0, page, 0, token});
+    } else {
+      stats.flush_case3_skips++;
+    }
+  }
+  if (!reports.empty()) {
+    if (publish) record(close_interval(Closing::Ordinary, nullptr), Closing::Ordinary);
+    for (auto &r : reports) {
+      flush_.set_refreshed(r.first);
+      flush_.expect(token);
+    }
+    when_acknowledged([this, token, reports = std::move(reports)] {
+      for (auto [page, changed] : reports)
+        host_.send_request(host_.home_of(page),
+                           {Channel::Protocol, FlushObservers::kFlushDiff, 0, page, changed ? 1u : 0u, token});
+    });
+  }
+  flush_.end_flush(token);
+}
+
+void RegcEngine::flush_all(std::function<void()> done) {
+  std::vector<StoreRange> all;
+  const uint32_t size = (uint32_t)host_.page_size();
+  for (const auto &[page, s] : pages_) {
+    const bool held = is_home(page) ? flush_.observed(page) : (s.access != Access::None || s.dirty);
+    if (held) all.push_back({page, 0, size});
+  }
+  flush(all, std::move(done));
+}
+
+void RegcEngine::flush_message(const MsgHeader &m, Payload p) {
+  const PageId page = m.a;
+  switch (m.op) {
+    case FlushObservers::kFlushDiff:
+    case FlushObservers::kRefreshRequest: {
+      if (!is_home(page) || !host_.page_allocated(page))
+        fatal("%s: flush of page %llu (not homed here) from rank %d", name(), (unsigned long long)page, m.src);
+      if (m.op == FlushObservers::kFlushDiff) host_.stats().flush_diffs_received++;
+      else host_.stats().flush_refresh_requests_received++;
+      const Rank to = m.src;
+      const uint64_t token = m.c;
+      auto reply = [this, to, page, token] {
+        host_.send(to, {Channel::Protocol, FlushObservers::kRefresh, 0, page, 0, token});
+      };
+      if (!flush_.observer_model()) {
+        reply();
+        return;
+      }
+      // The diff itself came as an interval (home_apply_diffs notified the
+      // observers then); this covers a change that reached the home first.
+      if (m.op == FlushObservers::kFlushDiff && m.b) flush_.notify(page, m.src);
+      flush_.observe(page, m.src);
+      flush_.when_acknowledged(page, reply);
+      return;
+    }
+    case FlushObservers::kRefresh: {
+      host_.stats().flush_refreshes_received++;
+      auto it = pages_.find(page);
+      if (it != pages_.end() && it->second.access != Access::None) invalidate(page, it->second);
+      flush_.finish(m.c);
+      return;
+    }
+    default:
+      flush_.on_message(m, p);
+  }
+}
+
+}  // namespace agora

@@ -1,0 +1,124 @@
+// The observer model of OpenMP flush (paper 004 §III), shared by hlrc and
+// regc: who observes which home page, the change notices and their
+// acknowledgements, and what a rank knows about the copies it observes.
+// The engines decide what a flush moves (flush_observers only counts and
+// routes); docs/flush.md has the five cases and why they are correct.
+//
+// Granularity: the paper's *region* is a page here. A home keeps, per page
+// some rank has refreshed, its observers, the count of notices not yet
+// acknowledged, the flushes waiting for that count to reach zero, and a
+// snapshot of the page as its observers last saw it (the home's own
+// changes, CASE-5, are found by comparing the flushed bytes with it). An
+// observer keeps the pages it has refreshed and heard no notice for since
+// (has_changes = false). A change anywhere in a page notifies every
+// observer of the page: false sharing costs one extra refresh per notice.
+//
+// Engines never block: a flush is a count of page operations outstanding
+// (begin/expect/finish) whose `done` runs when the last one ends.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "protocol/engine.h"
+
+namespace agora {
+
+class FlushObservers {
+ public:
+  // Ops on Channel::Protocol, clear of every engine's own (which start at 1).
+  enum Op : uint16_t {
+    kFlushDiff = 0x80,  // flusher -> home: a = page, c = token; payload = diff of the region (hlrc)
+                        //   or empty with b = 1 if the region changed (regc: the diff went as an interval)
+    kRefreshRequest,    // flusher -> home: a = page, c = token (CASE-2)
+    kRefresh,           // home -> flusher: a = page, c = token; payload = the page (hlrc) or none (regc)
+    kChangeNotice,      // home -> observer: a = page
+    kNoticeAck,         // observer -> home: a = page
+  };
+  static bool handles(uint16_t op) { return op >= kFlushDiff && op <= kNoticeAck; }
+
+  FlushObservers(EngineHost &host, const EngineOptions &options);
+  bool observer_model() const { return mode_ == FlushMode::Observer; }
+
+  // ---- a flush in progress on this rank ----
+  // A flush of several pages: `done` runs once every expected page op has
+  // finished (finish_flush), at once if none was expected (end_flush).
+  uint64_t begin_flush(std::function<void()> done);
+  void expect(uint64_t token);
+  void finish(uint64_t token);
+  void end_flush(uint64_t token);  // no more expects; runs done if nothing is outstanding
+
+  // ---- observer side ----
+  // True if this rank must refresh its copy at the next flush (never
+  // refreshed, or a change notice came since).
+  bool has_changes(PageId page) const { return !subscribed_.count(page); }
+  void set_refreshed(PageId page) { subscribed_.insert(page); }
+
+  // ---- home side ----
+  // `who` refreshed `page` (homed here): it observes it from now on. The
+  // first observer makes the snapshot (the page as it is now).
+  void observe(PageId page, Rank who);
+  bool observed(PageId page) const { return homes_.count(page) != 0; }
+  // A change of `page` made by `except` (or by this home): notice to every
+  // other observer, which stops observing; returns how many were sent.
+  unsigned notify(PageId page, Rank except);
+  // A diff applied at the home by any path (flush or interval): the
+  // snapshot takes it too, so that the home's own flush does not announce it
+  // again (whoever made it announces it).
+  void snapshot_apply(PageId page, const std::byte *diff, size_t size);
+  // CASE-4/5: did the home's own writes change [offset, offset+length) of
+  // `page` since its observers last saw it? Updates the snapshot there.
+  bool home_changed(PageId page, uint32_t offset, uint32_t length);
+  // Runs fn once every notice sent for `page` is acknowledged (at once if
+  // none is outstanding, or if the tester's mutation skips the acks).
+  void when_acknowledged(PageId page, std::function<void()> fn);
+  // The same once every page of `pages` has no notice outstanding.
+  void when_all_acknowledged(const std::vector<PageId> &pages, std::function<void()> fn);
+  // Home pages with observers (flush_all covers them).
+  void observed_pages(std::vector<PageId> *out) const;
+
+  // Change notices and their acks (both sides).
+  void on_message(const MsgHeader &m, Payload p);
+
+  // Freed memory: forget both sides' state of [first, first+count).
+  void forget(PageId first, PageId count);
+
+ private:
+  struct Observed {
+    std::set<Rank> observers;
+    unsigned acks = 0;  // notices sent, not yet acknowledged
+    std::vector<std::function<void()>> waiting;  // flushes to finish at acks == 0
+    std::vector<std::byte> snapshot;             // the page as its observers saw it
+  };
+  struct Flush {
+    unsigned outstanding = 0;
+    bool ended = false;
+    std::function<void()> done;
+  };
+  void maybe_done(uint64_t token);
+
+  EngineHost &host_;
+  FlushMode mode_;
+  bool skip_acks_;
+  std::unordered_map<PageId, Observed> homes_;
+  std::unordered_set<PageId> subscribed_;
+  std::unordered_map<uint64_t, Flush> flushes_;
+  uint64_t next_token_ = 1;
+};
+
+// Appends the runs where `page` differs from `twin` within [offset,
+// offset+length), in page_diff's encoding (offsets from the page start).
+void flush_region_diff(const std::byte *page, const std::byte *twin, uint32_t offset, uint32_t length,
+                       std::vector<std::byte> *out);
+
+// The byte ranges of one flush, grouped by page in page order.
+struct FlushPage {
+  PageId page;
+  std::vector<std::pair<uint32_t, uint32_t>> ranges;  // (offset, length)
+};
+std::vector<FlushPage> flush_pages(const std::vector<StoreRange> &ranges);
+
+}  // namespace agora
