@@ -33,6 +33,8 @@ class SimCluster {
   // Delivers the oldest message of a randomly chosen non-empty channel.
   bool deliver_one();
   size_t in_flight() const { return network_.in_flight(); }
+  void set_slow_pair(Rank src, Rank dst) { network_.set_slow_pair(src, dst); }
+  size_t slow_in_flight() const { return network_.slow_in_flight(); }
   uint64_t delivered() const { return network_.delivered(); }
   // Ticks every node's hang watch at simulated time `now` (seconds).
   void tick_watches(double now);

@@ -40,6 +40,17 @@ bool SimNetwork::deliver_one(const Deliver &deliver) {
       if (!it->second.empty()) break;
       if (++it == channels_.end()) it = channels_.begin();
     }
+    if (!it->second.empty() && it->first == slow_pair_ && rng_() % 16 != 0) {
+      // The slow link yields to any other channel with a message.
+      auto other = it;
+      for (size_t i = 1; i < channels_.size(); ++i) {
+        if (++other == channels_.end()) other = channels_.begin();
+        if (!other->second.empty()) {
+          it = other;
+          break;
+        }
+      }
+    }
     if (!it->second.empty()) {
       Packet pkt = std::move(it->second.front());
       it->second.pop_front();

@@ -30,6 +30,16 @@ class SimNetwork {
   // message and every other sequence).
   void post_steps(std::deque<std::function<void()>> steps);
   void set_reorder_pairs(bool on) { reorder_pairs_ = on; }
+  // A slow link: messages from src to dst wait while any other channel has
+  // one (but for one pick in 16), so they arrive after later messages of
+  // other pairs (sim_flush_test: a change notice overtaken).
+  void set_slow_pair(Rank src, Rank dst) { slow_pair_ = {src, dst}; }
+  // Messages waiting on the slow link (a tester may step threads instead of
+  // delivering while they are all that is in flight).
+  size_t slow_in_flight() const {
+    auto it = channels_.find(slow_pair_);
+    return it == channels_.end() ? 0 : it->second.size();
+  }
   size_t in_flight() const { return in_flight_; }
   uint64_t delivered() const { return delivered_; }  // messages only
 
@@ -40,6 +50,7 @@ class SimNetwork {
   };
   std::mt19937_64 &rng_;
   bool reorder_pairs_ = false;
+  std::pair<Rank, Rank> slow_pair_{-1, -1};
   std::vector<std::pair<Rank, Packet>> loose_;  // reorder_pairs: (destination, message), any order
   std::map<std::pair<Rank, Rank>, std::deque<Packet>> channels_;
   std::map<uint64_t, std::deque<std::function<void()>>> sequences_;  // none empty

@@ -1,0 +1,504 @@
+// agora_flush in the simulator (docs/flush.md), under hlrc, regc and
+// regc-page, with the observer model and the basic flush, over many seeds.
+//
+// Three nodes run paper 004's busy-wait (figure 6) with `data` and `flag` on
+// pages whose homes the seed picks (different homes, the same home, or the
+// flusher's own node, so that every one of the five cases occurs):
+//  - the producer, for each round r: data = r; flush(data); flag = r; flush(flag);
+//  - the consumer spins: flush(flag); read flag; on a new value k:
+//    flush(data); read data, which must be at least k (the shadow model:
+//    a write flushed before the write of `flag` a flush has shown is seen
+//    by the next flush of `data`), and never less than the last it read;
+//  - a third node writes its own word of `data`'s page (false sharing),
+//    flushes it, spins on `flag` like the consumer, and flushes everything.
+// At the end every node flushes everything and must read the latest value
+// of every word. The network reorders messages between different pairs of
+// nodes; the consumer spinning on a notice that never comes is a livelock
+// the scheduler reports.
+//
+// Mutation: a home that completes a flush without waiting for its change
+// notices to be acknowledged (EngineOptions::flush_skips_acks) lets the
+// notice for `flag` overtake the one for `data`; the checker must catch it.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+#include "protocol/shared/flush_observers.h"
+#include "sim/sim_access.h"
+#include "sim/sim_scheduler.h"
+
+using namespace agora;
+using namespace agora::simtest;
+
+namespace {
+
+constexpr size_t kPages = 6;
+constexpr size_t kPageSize = 64;
+constexpr uint64_t kPerPage = kPageSize / 8;
+
+struct Case {
+  std::string protocol;
+  FlushMode mode;
+  bool skip_acks = false;
+};
+
+struct Thread {
+  Rank node = 0;
+  int role = 0;  // 0 producer, 1 consumer, 2 third
+  int pc = 0;
+  bool waiting = false;
+  bool done = false;
+  Waiter w;
+  uint64_t round = 0, seen_flag = 0, last_data = 0, value = 0, iterations = 0;
+};
+
+struct Outcome {
+  bool ok = true;
+  std::string failure;
+  Stats stats;
+};
+
+uint64_t mix(uint64_t x) {  // splitmix64's finaliser: choices independent of the seed's residues
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// What a seed picks: data's and flag's pages (so their homes, (page + seed)
+// % 3), the rounds, and the slow link (from, to), if any.
+struct Layout {
+  PageId data, flag;
+  uint64_t rounds;
+  bool third_active;
+  Rank slow_from, slow_to;
+};
+// Homes of the pages are the cluster's (cyclic, shifted by the seed); the
+// seed picks the homes of data and flag (any two nodes, or one), then pages.
+Layout layout_for(uint64_t seed, const SimCluster &cluster) {
+  uint64_t h = mix(seed);
+  const Rank data_home = (Rank)(h % 3), flag_home = (Rank)((h >> 8) % 3);
+  Layout l{};
+  auto page_homed = [&](Rank home, PageId not_this) {
+    for (PageId p = 0; p < kPages; ++p)
+      if (p != not_this && const_cast<SimCluster &>(cluster).node(0).home_of(p) == home) return p;
+    return (PageId)0;
+  };
+  l.data = page_homed(data_home, kPages);
+  l.flag = page_homed(flag_home, l.data);
+  l.rounds = 2 + (h >> 16) % 6;
+  l.third_active = (h >> 48) % 2;
+  l.slow_from = l.slow_to = -1;
+  const unsigned slow = (h >> 24) % 4;
+  if (slow == 1 && data_home != 1) {
+    // data's notices to the consumer are late: the case the acks are for.
+    l.slow_from = data_home;
+    l.slow_to = 1;
+  } else if (slow != 0) {  // any other link
+    l.slow_from = (Rank)((h >> 32) % 3);
+    l.slow_to = (Rank)((l.slow_from + 1 + (h >> 40) % 2) % 3);
+  }
+  return l;
+}
+
+uint64_t seeds_from_env(uint64_t seeds) {
+  if (const char *env = std::getenv("AGORA_SIM_SEEDS")) seeds = std::strtoull(env, nullptr, 10);
+  return seeds;
+}
+
+Outcome run_flush(uint64_t seed, const Case &c) {
+  SimOptions o;
+  o.nodes = 3;
+  o.pages = kPages;
+  o.page_size = kPageSize;
+  o.seed = seed;
+  o.protocol = c.protocol;
+  o.application_threads = 1;
+  o.engine.flush = c.mode;
+  o.engine.flush_skips_acks = c.skip_acks;
+  SimCluster cluster(o);
+  auto &rng = cluster.rng();
+  // Most seeds slow one link down (an ordered pair of nodes), so that
+  // messages of other pairs overtake its messages by many steps.
+  const Layout l = layout_for(seed, cluster);
+  if (l.slow_from >= 0) cluster.set_slow_pair(l.slow_from, l.slow_to);
+  if (std::getenv("FLUSH_TRACE"))
+    cluster.observe_posts([](Rank src, Rank dst, const MsgHeader &m) {
+      std::printf("post %d->%d op %u a %llu\n", src, dst, m.op, (unsigned long long)m.a);
+    });
+  Outcome out;
+  auto fail = [&](const std::string &why) {
+    if (!out.ok) return;
+    out.ok = false;
+    std::ostringstream s;
+    s << c.protocol << (c.mode == FlushMode::Basic ? " basic" : " observer") << " seed " << seed << ": " << why;
+    out.failure = s.str();
+  };
+  const uint64_t data_word = l.data * kPerPage, third_word = l.data * kPerPage + 1, flag_word = l.flag * kPerPage;
+  const uint64_t rounds = l.rounds;
+  // The consumer acknowledges each round in flag's page (false sharing with
+  // flag), and the producer waits for it: every round is checked.
+  const uint64_t ack_word = flag_word + 1;
+  const bool third_active = l.third_active;
+  uint64_t third_latest = 0;
+
+  std::vector<Thread> threads(3);
+  for (int i = 0; i < 3; ++i) {
+    threads[i].node = i;
+    threads[i].role = i;
+  }
+  auto range_of = [&](uint64_t word, bool whole) {
+    PageId page = word / kPerPage;
+    return whole ? StoreRange{page, 0, (uint32_t)kPageSize}
+                 : StoreRange{page, (uint32_t)(word % kPerPage * 8), 8};
+  };
+  auto start_flush = [&](Thread &t, std::vector<StoreRange> ranges) {
+    t.w.reset();
+    t.waiting = true;
+    Waiter *w = &t.w;
+    cluster.node(t.node).engine().flush(ranges, [w] { w->complete(0); });
+  };
+  auto start_flush_all = [&](Thread &t) {
+    t.w.reset();
+    t.waiting = true;
+    Waiter *w = &t.w;
+    cluster.node(t.node).engine().flush_all([w] { w->complete(0); });
+  };
+  // A load or store: false (and the thread waits) if it faulted.
+  auto load = [&](Thread &t, uint64_t word, uint64_t *v) {
+    if (sim_load(cluster.node(t.node), word, t.w, v)) return true;
+    t.waiting = true;
+    return false;
+  };
+  auto store = [&](Thread &t, uint64_t word, uint64_t v) {
+    if (sim_store(cluster.node(t.node), word, v, t.w)) return true;
+    t.waiting = true;
+    return false;
+  };
+  // The reader's check after a flush of `flag` showed k: flush(data), read.
+  auto check_data = [&](Thread &t, uint64_t v) {
+    if (std::getenv("FLUSH_TRACE")) std::printf("node %d flag %llu data %llu\n", t.node, (unsigned long long)t.seen_flag, (unsigned long long)v);
+    if (v < t.seen_flag)
+      fail("node " + std::to_string(t.node) + " saw flag " + std::to_string(t.seen_flag) + " but then data " +
+           std::to_string(v) + " after flushing it");
+    if (v < t.last_data)
+      fail("node " + std::to_string(t.node) + " read data " + std::to_string(v) + " after " +
+           std::to_string(t.last_data) + " (a flush went back in time)");
+    t.last_data = v;
+  };
+
+  Schedule s;
+  s.threads = 3;
+  s.ok = [&] { return out.ok; };
+  s.fail = fail;
+  s.finished = [&](size_t i) { return threads[i].done; };
+  s.step = [&](size_t i) -> bool {
+    Thread &t = threads[i];
+    if (t.done) return false;
+    if (t.waiting) {
+      if (!t.w.done()) return false;
+      t.waiting = false;
+      if (t.w.status != 0) fail("an access failed with status " + std::to_string(t.w.status));
+    }
+    uint64_t v = 0;
+    if (t.role == 0) {  // producer
+      switch (t.pc) {
+        case 0:
+          if (t.round == rounds) {
+            t.done = true;
+            return true;
+          }
+          if (store(t, data_word, t.round + 1)) t.pc = 1;
+          return true;
+        case 1: start_flush(t, {range_of(data_word, rng() % 4 == 0)}); t.pc = 2; return true;
+        case 2:
+          if (store(t, flag_word, t.round + 1)) t.pc = 3;
+          return true;
+        case 3:
+          start_flush(t, {range_of(flag_word, rng() % 4 == 0)});
+          t.round++;
+          t.pc = 4;
+          return true;
+        case 4: start_flush(t, {range_of(ack_word, rng() % 4 == 0)}); t.pc = 5; return true;
+        case 5:
+          if (!load(t, ack_word, &v)) return true;
+          t.pc = v >= t.round ? 0 : 4;
+          return true;
+      }
+    }
+    // Consumer and third node: spin on flag, then check data.
+    switch (t.pc) {
+      case 0:
+        if (t.role == 1 && t.seen_flag == rounds) {
+          t.done = true;
+          return true;
+        }
+        if (t.role == 2) {
+          if (!third_active || t.iterations++ == 12) {
+            t.done = true;
+            return true;
+          }
+          unsigned choice = rng() % 4;
+          if (choice == 0) {  // write its own word of data's page and flush it
+            t.pc = 10;
+            return true;
+          }
+          if (choice == 1) {
+            start_flush_all(t);
+            return true;
+          }
+        } else if (rng() % 4 == 0) {
+          // An unflushed read: keeps a copy around (CASE-2/3 later), checks nothing.
+          if (!load(t, data_word, &v)) return true;
+        }
+        start_flush(t, {range_of(flag_word, rng() % 4 == 0)});
+        t.pc = 1;
+        return true;
+      case 1:
+        if (!load(t, flag_word, &v)) return true;
+        if (v < t.seen_flag) fail("node " + std::to_string(t.node) + " read flag " + std::to_string(v) + " after " +
+                                  std::to_string(t.seen_flag));
+        if (v > t.seen_flag) {
+          t.seen_flag = v;
+          t.pc = 2;
+        } else {
+          t.pc = 0;
+        }
+        return true;
+      case 2: start_flush(t, {range_of(data_word, rng() % 4 == 0)}); t.pc = 3; return true;
+      case 3:
+        if (!load(t, data_word, &v)) return true;
+        check_data(t, v);
+        t.pc = t.role == 1 ? 4 : 0;
+        return true;
+      case 4:
+        if (store(t, ack_word, t.seen_flag)) t.pc = 5;
+        return true;
+      case 5: start_flush(t, {range_of(ack_word, rng() % 4 == 0)}); t.pc = 0; return true;
+      case 10:
+        if (store(t, third_word, t.value + 1)) {
+          t.value++;
+          third_latest = t.value;
+          t.pc = 11;
+        }
+        return true;
+      case 11: start_flush(t, {range_of(third_word, rng() % 2 == 0)}); t.pc = 0; return true;
+    }
+    fail("bad program counter");
+    return false;
+  };
+  // run_schedule's loop, except that a slow link's messages, when they are
+  // all that is in flight, wait while a thread can step (15 times in 16).
+  uint64_t steps = 0;
+  while (out.ok) {
+    bool all_done = true;
+    for (size_t i = 0; i < 3; ++i) all_done &= threads[i].done;
+    if (all_done) break;
+    if (++steps > 400'000) {
+      fail("no completion after 400000 steps (livelock: a notice lost?)");
+      break;
+    }
+    const bool only_slow = cluster.in_flight() && cluster.in_flight() == cluster.slow_in_flight();
+    bool progressed = false;
+    if (cluster.in_flight() && rng() % 2 == 0 && (!only_slow || rng() % 16 == 0)) progressed = cluster.deliver_one();
+    if (!progressed) {
+      size_t start = rng() % 3;
+      for (size_t k = 0; k < 3 && !progressed && out.ok; ++k) progressed = s.step((start + k) % 3);
+    }
+    if (!progressed && out.ok && !cluster.deliver_one()) fail("deadlock: no thread can run and no message is in flight");
+  }
+  auto settle = [&] {
+    while (cluster.deliver_one()) {}
+  };
+  settle();
+  // Every node flushes everything, then reads the latest of every word.
+  for (int n = 0; n < 3 && out.ok; ++n) {
+    Thread &t = threads[n];
+    t.done = false;
+    start_flush_all(t);
+    settle();
+    if (!t.w.done()) fail("flush_all never completed on node " + std::to_string(n));
+    const uint64_t words[4] = {data_word, third_word, flag_word, ack_word};
+    const uint64_t want[4] = {rounds, third_latest, rounds, rounds};
+    for (int k = 0; k < 4 && out.ok; ++k) {
+      uint64_t v = 0;
+      while (!sim_load(cluster.node(n), words[k], t.w, &v)) settle();
+      if (v != want[k])
+        fail("after flush_all node " + std::to_string(n) + " reads " + std::to_string(v) + " at word " +
+             std::to_string(words[k]) + ", the latest flushed is " + std::to_string(want[k]));
+    }
+  }
+  for (int n = 0; n < 3; ++n) out.stats.combine(cluster.node(n).stats());
+  return out;
+}
+
+// Runs `seeds` seeds per case; returns the combined stats, fails on the first failure.
+Stats run_cases(const std::vector<Case> &cases, uint64_t seeds) {
+  Stats total;
+  seeds = seeds_from_env(seeds);
+  uint64_t first = 1;
+  if (const char *env = std::getenv("AGORA_SIM_SEED")) first = std::strtoull(env, nullptr, 10), seeds = 1;
+  for (const Case &c : cases) {
+    for (uint64_t seed = first; seed < first + seeds; ++seed) {
+      Outcome r = run_flush(seed, c);
+      if (!r.ok) {
+        ADD_FAILURE() << r.failure << " (replay: AGORA_SIM_SEED=" << seed << ")";
+        return total;
+      }
+      total.combine(r.stats);
+    }
+  }
+  return total;
+}
+
+TEST(SimFlush, ObserverModelHlrcOverManySeeds) {
+  Stats t = run_cases({{"hlrc", FlushMode::Observer}}, 1500);
+  // Every one of the five cases occurred, and the observer machinery ran.
+  EXPECT_GT(t.flush_case1_diffs, 0u);
+  EXPECT_GT(t.flush_case2_refreshes, 0u);
+  EXPECT_GT(t.flush_case3_skips, 0u);
+  EXPECT_GT(t.flush_case4_home_unchanged, 0u);
+  EXPECT_GT(t.flush_case5_home_changed, 0u);
+  EXPECT_GT(t.flush_unmapped, 0u);
+  EXPECT_GT(t.change_notices_sent, 0u);
+  EXPECT_EQ(t.change_notices_sent, t.notice_acks_received);
+}
+
+TEST(SimFlush, ObserverModelRegcOverManySeeds) {
+  Stats t = run_cases({{"regc", FlushMode::Observer}, {"regc-page", FlushMode::Observer}}, 1000);
+  EXPECT_GT(t.flush_case1_diffs, 0u);
+  EXPECT_GT(t.flush_case2_refreshes, 0u);
+  EXPECT_GT(t.flush_case3_skips, 0u);
+  EXPECT_GT(t.flush_case5_home_changed, 0u);
+  EXPECT_EQ(t.change_notices_sent, t.notice_acks_received);
+}
+
+TEST(SimFlush, BasicFlushOverManySeeds) {
+  Stats t = run_cases({{"hlrc", FlushMode::Basic}, {"regc", FlushMode::Basic}, {"regc-page", FlushMode::Basic}}, 600);
+  // The basic flush never skips a copy and never sends a notice.
+  EXPECT_EQ(t.flush_case2_refreshes + t.flush_case3_skips + t.change_notices_sent, 0u);
+  EXPECT_GT(t.flush_case1_diffs, 0u);
+}
+
+// How many of `seeds` seeds catch a flush that does not wait for acks.
+int caught_without_acks(const std::string &protocol, uint64_t seeds) {
+  int caught = 0;
+  for (uint64_t seed = 1; seed <= seeds; ++seed)
+    if (!run_flush(seed, {protocol, FlushMode::Observer, true}).ok) ++caught;
+  return caught;
+}
+
+TEST(SimFlush, CheckerCatchesFlushWithoutAcks) {
+  const uint64_t seeds = seeds_from_env(1500);
+  for (const char *protocol : {"hlrc", "regc"}) {
+    int caught = caught_without_acks(protocol, seeds);
+    std::printf("flush without acks (%s): caught on %d of %llu seeds\n", protocol, caught,
+                (unsigned long long)seeds);
+    EXPECT_GT(caught, 0) << protocol;
+  }
+}
+
+}  // namespace
+namespace {
+
+// Paper 004's synthetic benchmark (§IV-C, table IV), run to completion one
+// operation at a time: the flush messages of each phase, exactly.
+struct PhaseCounts {
+  // Messages received by the home and by the remote node, by op.
+  std::map<uint16_t, uint64_t> home, remote;
+};
+
+std::vector<PhaseCounts> run_table_iv(const std::string &protocol, FlushMode mode, uint64_t n) {
+  SimOptions o;
+  o.nodes = 2;
+  o.pages = 1;
+  o.page_size = kPageSize;
+  o.seed = 1;
+  o.protocol = protocol;
+  o.application_threads = 1;
+  o.engine.flush = mode;
+  SimCluster cluster(o);
+  const Rank home = cluster.node(0).home_of(0), remote = 1 - home;
+  std::vector<PhaseCounts> phases(4);
+  size_t phase = 0;
+  cluster.observe_posts([&](Rank src, Rank dst, const MsgHeader &m) {
+    (void)src;
+    if (FlushObservers::handles(m.op)) (dst == home ? phases[phase].home : phases[phase].remote)[m.op]++;
+  });
+  auto settle = [&] {
+    while (cluster.deliver_one()) {}
+  };
+  Waiter w;
+  auto flush_x = [&](Rank r) {
+    w.reset();
+    cluster.node(r).engine().flush({{0, 0, 8}}, [&w] { w.complete(0); });
+    settle();
+    EXPECT_TRUE(w.done());
+  };
+  auto load_x = [&](Rank r) {
+    uint64_t v = 0;
+    while (!sim_load(cluster.node(r), 0, w, &v)) settle();
+    return v;
+  };
+  auto store_x = [&](Rank r, uint64_t v) {
+    while (!sim_store(cluster.node(r), 0, v, w)) settle();
+  };
+  store_x(home, 0);  // phase 0
+  phase = 1;
+  for (uint64_t i = 0; i < n; ++i) flush_x(remote);  // the page is not mapped: nothing
+  const uint64_t y = load_x(remote);
+  for (uint64_t i = 0; i < n; ++i) flush_x(remote);
+  phase = 2;
+  for (uint64_t i = 0; i < n; ++i) {
+    store_x(home, load_x(home) + 1);
+    flush_x(home);
+  }
+  phase = 3;
+  uint64_t flushes = 0;
+  while (load_x(remote) == y) {
+    flush_x(remote);
+    if (++flushes > 2) break;
+  }
+  EXPECT_EQ(load_x(remote), n);
+  return phases;
+}
+
+TEST(SimFlush, PaperTableIVCountsExactly) {
+  using F = FlushObservers;
+  const uint64_t n = 10000;
+  for (const char *protocol : {"hlrc", "regc"}) {
+    SCOPED_TRACE(protocol);
+    // Observer: phase 1 one refresh (CASE-2, then CASE-3), phase 2 one
+    // change notice and its ack (CASE-5), phase 3 one refresh.
+    auto ob = run_table_iv(protocol, FlushMode::Observer, n);
+    EXPECT_EQ(ob[1].home, (std::map<uint16_t, uint64_t>{{F::kRefreshRequest, 1}}));
+    EXPECT_EQ(ob[1].remote, (std::map<uint16_t, uint64_t>{{F::kRefresh, 1}}));
+    EXPECT_EQ(ob[2].home, (std::map<uint16_t, uint64_t>{{F::kNoticeAck, 1}}));
+    EXPECT_EQ(ob[2].remote, (std::map<uint16_t, uint64_t>{{F::kChangeNotice, 1}}));
+    if (std::string(protocol) == "hlrc") {
+      EXPECT_EQ(ob[3].home, (std::map<uint16_t, uint64_t>{{F::kRefreshRequest, 1}}));
+      EXPECT_EQ(ob[3].remote, (std::map<uint16_t, uint64_t>{{F::kRefresh, 1}}));
+    } else {
+      // regc's refresh invalidates the copy: phase 3's read fetches the page
+      // and sees the change without a flush.
+      EXPECT_TRUE(ob[3].home.empty() && ob[3].remote.empty());
+    }
+    // Basic: a diff (empty) and a refresh per flush of a mapped remote
+    // page (hlrc: every one of the 10000; regc: the refresh invalidates, so
+    // only the first finds a copy), nothing for the home's own flushes.
+    auto basic = run_table_iv(protocol, FlushMode::Basic, n);
+    const uint64_t phase1 = std::string(protocol) == "hlrc" ? n : 1;
+    EXPECT_EQ(basic[1].home, (std::map<uint16_t, uint64_t>{{F::kFlushDiff, phase1}}));
+    EXPECT_EQ(basic[1].remote, (std::map<uint16_t, uint64_t>{{F::kRefresh, phase1}}));
+    EXPECT_TRUE(basic[2].home.empty() && basic[2].remote.empty());
+    if (std::string(protocol) == "hlrc") {
+      EXPECT_EQ(basic[3].home, (std::map<uint16_t, uint64_t>{{F::kFlushDiff, 1}}));
+      EXPECT_EQ(basic[3].remote, (std::map<uint16_t, uint64_t>{{F::kRefresh, 1}}));
+    }
+  }
+}
+
+}  // namespace
