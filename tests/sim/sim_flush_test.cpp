@@ -411,8 +411,10 @@ struct PhaseCounts {
   std::map<uint16_t, uint64_t> home, remote;
 };
 
-std::vector<PhaseCounts> run_table_iv(const std::string &protocol, FlushMode mode, uint64_t n) {
+std::vector<PhaseCounts> run_table_iv(const std::string &protocol, FlushMode mode, uint64_t n,
+                                      bool one_sided = false) {
   SimOptions o;
+  o.one_sided = o.track_home_writes = one_sided;
   o.nodes = 2;
   o.pages = 1;
   o.page_size = kPageSize;
@@ -471,6 +473,10 @@ TEST(SimFlush, PaperTableIVCountsExactly) {
   const uint64_t n = 10000;
   for (const char *protocol : {"hlrc", "regc"}) {
     SCOPED_TRACE(protocol);
+    if (std::string(protocol) == "hlrc") {
+      auto os = run_table_iv(protocol, FlushMode::Observer, 100, true);
+      EXPECT_EQ(os[1].home, (std::map<uint16_t, uint64_t>{{F::kRefreshRequest, 1}})) << "one-sided";
+    }
     // Observer: phase 1 one refresh (CASE-2, then CASE-3), phase 2 one
     // change notice and its ack (CASE-5), phase 3 one refresh.
     auto ob = run_table_iv(protocol, FlushMode::Observer, n);
