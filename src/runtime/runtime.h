@@ -210,6 +210,9 @@ class Runtime final : public EngineHost {
   // the memory service (remote frees; rank 0 sequences the placed region).
   void create_sync_services();
 
+  // A flush ended; `idle`: it had nothing to wait for (runtime_flush.cpp).
+  void after_flush(bool idle);
+
   // ---- waiting (runtime_wait.cpp) ----
   // Where a thread of this rank waits inside Agora, for the hang watch.
   enum class WaitKind : uint8_t { Fault, Lock, Collective, Free, ThreadCreate, ThreadJoin, FinalizeThreads,

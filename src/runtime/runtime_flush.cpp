@@ -1,10 +1,35 @@
 // agora_flush and agora_flush_all: the arguments checked here, the rest is
 // the protocol's (ProtocolEngine::flush; docs/flush.md).
 #include "common/log.h"
+#include "platform/platform.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_internal.h"
+#include "runtime/service_timing.h"
 
 namespace agora {
+
+namespace {
+// Flushes in a row, by this thread, that had nothing to wait for (CASE-3/4:
+// a busy-wait loop that sees no change).
+thread_local unsigned tl_idle_flushes = 0;
+}  // namespace
+
+// A busy-wait on flush that sees no change must not hold its core against
+// the ranks it waits for (oversubscribed runs): like an idle wait, it serves
+// a message now and then and yields its core. Counted once the flush ended,
+// without the lock.
+void Runtime::after_flush(bool idle) {
+  if (!idle) {
+    tl_idle_flushes = 0;
+    return;
+  }
+  if (++tl_idle_flushes % service_timing::kIdlePollsBeforeYield != 0) return;
+  if (lock_.try_lock()) {
+    poll_locked();
+    lock_.unlock();
+  }
+  platform::thread_yield();
+}
 
 int Runtime::flush(const void *ptr, size_t bytes) {
   const uintptr_t addr = (uintptr_t)ptr;
@@ -32,20 +57,28 @@ int Runtime::flush(const void *ptr, size_t bytes) {
     a = stop;
   }
   WaitNote note{WaitKind::Flush, addr, bytes};
-  return timed_sync(note, [&](Waiter *w) {
+  bool idle = false;
+  int status = timed_sync(note, [&](Waiter *w) {
     stats_.flush_calls++;
     engine_->flush(ranges, [w] { w->complete(AGORA_OK); });
+    idle = w->done();
     return AGORA_OK;
   });
+  after_flush(idle);
+  return status;
 }
 
 int Runtime::flush_all() {
   WaitNote note{WaitKind::Flush, 0, 0};
-  return timed_sync(note, [&](Waiter *w) {
+  bool idle = false;
+  int status = timed_sync(note, [&](Waiter *w) {
     stats_.flush_calls++;
     engine_->flush_all([w] { w->complete(AGORA_OK); });
+    idle = w->done();
     return AGORA_OK;
   });
+  after_flush(idle);
+  return status;
 }
 
 }  // namespace agora
