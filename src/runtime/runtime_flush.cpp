@@ -15,20 +15,23 @@ thread_local unsigned tl_idle_flushes = 0;
 }  // namespace
 
 // A busy-wait on flush that sees no change must not hold its core against
-// the ranks it waits for (oversubscribed runs): like an idle wait, it serves
-// a message now and then and yields its core. Counted once the flush ended,
-// without the lock.
+// the ranks it waits for (oversubscribed runs, and the rank's own service
+// thread): after kIdlePollsBeforeYield idle flushes in a row, each further
+// one serves a message if it can and naps kTimedWaitNapSpin_us (20 us), as
+// a timed wait does. A change is then seen at most a nap late. Counted once
+// the flush ended, without the lock.
 void Runtime::after_flush(bool idle) {
   if (!idle) {
     tl_idle_flushes = 0;
     return;
   }
-  if (++tl_idle_flushes % service_timing::kIdlePollsBeforeYield != 0) return;
+  if (++tl_idle_flushes < service_timing::kIdlePollsBeforeYield) return;
+  tl_idle_flushes = service_timing::kIdlePollsBeforeYield;  // no wrap-around
   if (lock_.try_lock()) {
-    poll_locked();
+    poll_locked(1);
     lock_.unlock();
   }
-  platform::thread_yield();
+  platform::sleep_us(service_timing::kTimedWaitNapSpin_us);
 }
 
 int Runtime::flush(const void *ptr, size_t bytes) {
