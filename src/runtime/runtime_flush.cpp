@@ -17,9 +17,9 @@ thread_local unsigned tl_idle_flushes = 0;
 // A busy-wait on flush that sees no change must not hold its core against
 // the ranks it waits for (oversubscribed runs, and the rank's own service
 // thread): after kIdlePollsBeforeYield idle flushes in a row, each further
-// one serves a message if it can and naps kTimedWaitNapSpin_us (20 us), as
-// a timed wait does. A change is then seen at most a nap late. Counted once
-// the flush ended, without the lock.
+// one serves a message if it can and yields the core, as an idle wait does
+// (a nap instead measured slower on a loaded machine: a sleeping rank wakes
+// late, and acks wait for it). Counted once the flush ended, without the lock.
 void Runtime::after_flush(bool idle) {
   if (!idle) {
     tl_idle_flushes = 0;
@@ -31,7 +31,7 @@ void Runtime::after_flush(bool idle) {
     poll_locked(1);
     lock_.unlock();
   }
-  platform::sleep_us(service_timing::kTimedWaitNapSpin_us);
+  platform::thread_yield();
 }
 
 int Runtime::flush(const void *ptr, size_t bytes) {
