@@ -283,7 +283,7 @@ size_t agora_stats_json(char *buf, size_t size);
  *   SECONDS  double, time spent by threads of the rank; the job's is the sum
  * Any change to the list bumps AGORA_STATS_SCHEMA (the JSON's "schema"; see
  * docs/stats.md). */
-#define AGORA_STATS_SCHEMA 3
+#define AGORA_STATS_SCHEMA 4
 #define AGORA_STATS_FIELDS(X)                                                                  \
     X(COUNTER, read_faults, "reads that faulted: the page was not readable here")             \
     X(COUNTER, write_faults, "writes that faulted: the page was not writable here")           \
@@ -312,8 +312,8 @@ size_t agora_stats_json(char *buf, size_t size);
     X(COUNTER, pages_refreshed, "hlrc: pages fetched at a barrier's end because this rank kept missing them after barriers") \
     X(COUNTER, flush_calls, "agora_flush and agora_flush_all calls on this rank")           \
     X(COUNTER, flush_unmapped, "flushed pages held here by no valid copy: nothing to do") \
-    X(COUNTER, flush_case1_diffs, "flush CASE-1: a page copy with changes in the region (diff sent)") \
-    X(COUNTER, flush_case2_refreshes, "flush CASE-2: an unchanged copy with a change notice (refresh asked)") \
+    X(COUNTER, flush_case1_diffs, "flush CASE-1: a copy with changes in the region, or any copy under basic (diff sent)") \
+    X(COUNTER, flush_case2_refreshes, "flush CASE-2: an unchanged copy never refreshed or noticed since (refresh asked)") \
     X(COUNTER, flush_case3_skips, "flush CASE-3: an unchanged copy, no change notice (no message)") \
     X(COUNTER, flush_case4_home_unchanged, "flush CASE-4: a home page unchanged since observed (no message)") \
     X(COUNTER, flush_case5_home_changed, "flush CASE-5: a home page changed since observed (notices sent)") \

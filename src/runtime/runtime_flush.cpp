@@ -25,12 +25,13 @@ void Runtime::after_flush(bool idle) {
     tl_idle_flushes = 0;
     return;
   }
-  if (++tl_idle_flushes < service_timing::kIdlePollsBeforeYield) return;
-  tl_idle_flushes = service_timing::kIdlePollsBeforeYield;  // no wrap-around
+  // Serve a message: notices and acks wait for this rank's attention.
   if (lock_.try_lock()) {
     poll_locked(1);
     lock_.unlock();
   }
+  if (++tl_idle_flushes < service_timing::kIdlePollsBeforeYield) return;
+  tl_idle_flushes = service_timing::kIdlePollsBeforeYield;  // no wrap-around
   platform::thread_yield();
 }
 

@@ -119,7 +119,8 @@ void FlushObservers::on_message(const MsgHeader &m, Payload p) {
     case kChangeNotice:
       // has_changes = true: the next flush of the page refreshes it.
       subscribed_.erase(page);
-      host_.send(m.src, {Channel::Protocol, kNoticeAck, 0, page, 0, 0});
+      // The home may be computing: a flush there waits for this.
+      host_.send_request(m.src, {Channel::Protocol, kNoticeAck, 0, page, 0, 0});
       break;
     case kNoticeAck: {
       host_.stats().notice_acks_received++;
