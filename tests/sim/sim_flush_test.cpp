@@ -125,10 +125,6 @@ Outcome run_flush(uint64_t seed, const Case &c) {
   // messages of other pairs overtake its messages by many steps.
   const Layout l = layout_for(seed, cluster);
   if (l.slow_from >= 0) cluster.set_slow_pair(l.slow_from, l.slow_to);
-  if (std::getenv("FLUSH_TRACE"))
-    cluster.observe_posts([](Rank src, Rank dst, const MsgHeader &m) {
-      std::printf("post %d->%d op %u a %llu\n", src, dst, m.op, (unsigned long long)m.a);
-    });
   Outcome out;
   auto fail = [&](const std::string &why) {
     if (!out.ok) return;
@@ -180,7 +176,6 @@ Outcome run_flush(uint64_t seed, const Case &c) {
   };
   // The reader's check after a flush of `flag` showed k: flush(data), read.
   auto check_data = [&](Thread &t, uint64_t v) {
-    if (std::getenv("FLUSH_TRACE")) std::printf("node %d flag %llu data %llu\n", t.node, (unsigned long long)t.seen_flag, (unsigned long long)v);
     if (v < t.seen_flag)
       fail("node " + std::to_string(t.node) + " saw flag " + std::to_string(t.seen_flag) + " but then data " +
            std::to_string(v) + " after flushing it");

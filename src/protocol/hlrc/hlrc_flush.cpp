@@ -91,8 +91,10 @@ void HlrcEngine::flush_message(const MsgHeader &m, Payload p) {
   const PageId page = m.a;
   switch (m.op) {
     case FlushObservers::kFlushDiff: {
-      if (!is_home(page) || !host_.page_allocated(page) ||
-          !page_diff_apply(host_.frame(page), host_.page_size(), p.data, p.size))
+      if (!is_home(page) || !host_.page_allocated(page))
+        fatal("hlrc: rank %d flushed page %llu, which is not allocated memory homed here (flushed after "
+              "agora_free?)", m.src, (unsigned long long)page);
+      if (!page_diff_apply(host_.frame(page), host_.page_size(), p.data, p.size))
         fatal("hlrc: malformed flush of page %llu from rank %d", (unsigned long long)page, m.src);
       host_.stats().flush_diffs_received++;
       if (!flush_.observer_model()) {
@@ -109,7 +111,8 @@ void HlrcEngine::flush_message(const MsgHeader &m, Payload p) {
     }
     case FlushObservers::kRefreshRequest:
       if (!is_home(page) || !host_.page_allocated(page))
-        fatal("hlrc: refresh of page %llu (not homed here) from rank %d", (unsigned long long)page, m.src);
+        fatal("hlrc: rank %d flushed page %llu, which is not allocated memory homed here (flushed after "
+              "agora_free?)", m.src, (unsigned long long)page);
       host_.stats().flush_refresh_requests_received++;
       flush_.observe(page, m.src);
       send_refresh(m.src, page, m.c);

@@ -97,7 +97,8 @@ void RegcEngine::flush_message(const MsgHeader &m, Payload p) {
     case FlushObservers::kFlushDiff:
     case FlushObservers::kRefreshRequest: {
       if (!is_home(page) || !host_.page_allocated(page))
-        fatal("%s: flush of page %llu (not homed here) from rank %d", name(), (unsigned long long)page, m.src);
+        fatal("%s: rank %d flushed page %llu, which is not allocated memory homed here (flushed after "
+              "agora_free?)", name(), m.src, (unsigned long long)page);
       if (m.op == FlushObservers::kFlushDiff) host_.stats().flush_diffs_received++;
       else host_.stats().flush_refresh_requests_received++;
       const Rank to = m.src;
