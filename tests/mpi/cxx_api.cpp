@@ -28,6 +28,8 @@ int g_failures = 0;
     }                                                                                      \
   } while (0)
 
+int v_local_for_flush = 0;  // (not in global memory)
+
 void spmd(int me, int n) {
   // ---- a cyclic array, each page written by its home --------------------------------
   const std::size_t N = 100000;  // 196 pages of 4 KiB
@@ -47,6 +49,18 @@ void spmd(int me, int n) {
   const std::int64_t expected = (std::int64_t)(N * (N + 1) / 2);
   CHECK(all == expected);
   CHECK(agora::reduce_sum(mine) == expected);
+
+  // ---- flush: an object, bytes, everything; and misuse as an exception -----------------
+  agora::flush(a[me]);
+  agora::flush(a.data(), N * sizeof(std::int64_t));
+  agora::flush_all();
+  bool flush_threw = false;
+  try {
+    agora::flush(v_local_for_flush);  // not global memory
+  } catch (const agora::error &) {
+    flush_threw = true;
+  }
+  CHECK(flush_threw);
 
   // ---- reductions -------------------------------------------------------------------
   CHECK(agora::reduce_max(me) == n - 1);
