@@ -121,11 +121,15 @@ void HlrcEngine::flush_message(const MsgHeader &m, Payload p) {
       if (p.size != host_.page_size()) fatal("hlrc: malformed refresh of page %llu", (unsigned long long)page);
       host_.stats().flush_refreshes_received++;
       auto it = pages_.find(page);
-      // A copy invalidated meanwhile is fetched whole at its next access.
       if (it != pages_.end() && it->second.access != Access::None) {
         PageState &s = it->second;
         if (s.dirty) page_refresh_keeping_writes(host_.frame(page), s.twin.data(), p.data, p.size);
         else std::memcpy(host_.frame(page), p.data, p.size);
+      } else {
+        // A copy invalidated meanwhile is fetched whole at its next access;
+        // one being fetched (another thread's miss) may arrive older than
+        // this refresh, so the next flush refreshes it again.
+        flush_.clear_refreshed(page);
       }
       flush_.finish(m.c);
       return;

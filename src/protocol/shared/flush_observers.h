@@ -56,6 +56,7 @@ class FlushObservers {
   // refreshed, or a change notice came since).
   bool has_changes(PageId page) const { return !subscribed_.count(page); }
   void set_refreshed(PageId page) { subscribed_.insert(page); }
+  void clear_refreshed(PageId page) { subscribed_.erase(page); }
 
   // ---- home side ----
   // `who` refreshed `page` (homed here): it observes it from now on. The
