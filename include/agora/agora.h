@@ -321,7 +321,8 @@ size_t agora_stats_json(char *buf, size_t size);
     X(COUNTER, flush_refresh_requests_received, "flush refresh requests a home received") \
     X(COUNTER, flush_refreshes_received, "flush refreshes (page data, or regc: confirmations) received") \
     X(COUNTER, change_notices_sent, "flush change notices a home sent to observers")       \
-    X(COUNTER, notice_acks_received, "acknowledgements of change notices a home received")
+    X(COUNTER, notice_acks_received, "acknowledgements of change notices a home received") \
+    X(COUNTER, flush_rounds_repeated, "multi-page flushes that flushed pages again: a notice came meanwhile")
 
 #define AGORA_STATS_CTYPE_COUNTER uint64_t
 #define AGORA_STATS_CTYPE_PEAK uint64_t

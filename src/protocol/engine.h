@@ -245,6 +245,9 @@ struct EngineOptions {
   // region without waiting for the observers' acknowledgements of its change
   // notices, so a notice for `flag` may overtake one for `data`.
   bool flush_skips_acks = false;
+  // ... or a flush of several pages never repeats the pages that heard a
+  // notice while it ran (it is then not atomic).
+  bool flush_skips_rounds = false;
 };
 
 // Names of the protocols this build provides, for configuration errors.

@@ -21,9 +21,16 @@
 namespace agora {
 
 void HlrcEngine::flush(const std::vector<StoreRange> &ranges, std::function<void()> done) {
-  const uint64_t token = flush_.begin_flush(std::move(done));
-  for (const FlushPage &f : flush_pages(ranges)) flush_page(f, token);
-  flush_.end_flush(token);
+  flush_.flush_atomically(
+      flush_pages(ranges),
+      [this](const std::vector<FlushPage> &pages, uint64_t token) {
+        for (const FlushPage &f : pages) flush_page(f, token);
+      },
+      [this](PageId page) {
+        auto it = pages_.find(page);
+        return !is_home(page) && it != pages_.end() && it->second.access != Access::None;
+      },
+      std::move(done));
 }
 
 void HlrcEngine::flush_all(std::function<void()> done) {

@@ -123,6 +123,7 @@ class RegcEngine final : public ProtocolEngine {
   void home_apply_diffs(const MsgHeader &m, Payload p);
 
   // ---- flush (regc_flush.cpp, docs/flush.md) ----
+  void flush_pass(const std::vector<FlushPage> &pages, uint64_t token);
   void flush_message(const MsgHeader &m, Payload p);
 
   // ---- intervals and publication (regc_publish.cpp) ----

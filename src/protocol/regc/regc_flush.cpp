@@ -19,11 +19,20 @@
 namespace agora {
 
 void RegcEngine::flush(const std::vector<StoreRange> &ranges, std::function<void()> done) {
+  flush_.flush_atomically(
+      flush_pages(ranges), [this](const std::vector<FlushPage> &pages, uint64_t token) { flush_pass(pages, token); },
+      [this](PageId page) {
+        auto it = pages_.find(page);
+        return !is_home(page) && it != pages_.end() && it->second.access != Access::None;
+      },
+      std::move(done));
+}
+
+void RegcEngine::flush_pass(const std::vector<FlushPage> &pages, uint64_t token) {
   Stats &stats = host_.stats();
-  const uint64_t token = flush_.begin_flush(std::move(done));
   std::vector<std::pair<PageId, bool>> reports;  // (page, changed here)
   bool publish = false;
-  for (const FlushPage &f : flush_pages(ranges)) {
+  for (const FlushPage &f : pages) {
     const PageId page = f.page;
     if (is_home(page)) {
       bool changed = false;
@@ -78,7 +87,6 @@ void RegcEngine::flush(const std::vector<StoreRange> &ranges, std::function<void
                            {Channel::Protocol, FlushObservers::kFlushDiff, 0, page, changed ? 1u : 0u, token});
     });
   }
-  flush_.end_flush(token);
 }
 
 void RegcEngine::flush_all(std::function<void()> done) {

@@ -11,7 +11,8 @@
 namespace agora {
 
 FlushObservers::FlushObservers(EngineHost &host, const EngineOptions &options)
-    : host_(host), mode_(options.flush), skip_acks_(options.flush_skips_acks) {}
+    : host_(host), mode_(options.flush), skip_acks_(options.flush_skips_acks),
+      skip_rounds_(options.flush_skips_rounds) {}
 
 uint64_t FlushObservers::begin_flush(std::function<void()> done) {
   uint64_t token = next_token_++;
@@ -40,6 +41,31 @@ void FlushObservers::maybe_done(uint64_t token) {
   std::function<void()> done = std::move(it->second.done);
   flushes_.erase(it);
   done();
+}
+
+void FlushObservers::flush_atomically(std::vector<FlushPage> pages, Pass pass,
+                                      std::function<bool(PageId)> valid_copy, std::function<void()> done) {
+  run_round(std::make_shared<Round>(Round{std::move(pages), std::move(pass), std::move(valid_copy), std::move(done)}));
+}
+
+void FlushObservers::run_round(std::shared_ptr<Round> r) {
+  const uint64_t token = begin_flush([this, r] {
+    std::vector<FlushPage> again;
+    // One page alone is refreshed atomically by its home; the basic flush
+    // refreshes every copy every time.
+    if (r->pages.size() > 1 && observer_model() && !skip_rounds_ && ++r->round < kMaxRounds)
+      for (FlushPage &f : r->pages)
+        if (has_changes(f.page) && r->valid_copy(f.page)) again.push_back(std::move(f));
+    if (again.empty()) {
+      r->done();
+      return;
+    }
+    host_.stats().flush_rounds_repeated++;
+    r->pages = std::move(again);
+    run_round(r);
+  });
+  r->pass(r->pages, token);
+  end_flush(token);
 }
 
 void FlushObservers::observe(PageId page, Rank who) {

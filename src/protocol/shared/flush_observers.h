@@ -18,6 +18,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -26,6 +27,12 @@
 #include "protocol/engine.h"
 
 namespace agora {
+
+// The byte ranges of one flush, grouped by page in page order.
+struct FlushPage {
+  PageId page;
+  std::vector<std::pair<uint32_t, uint32_t>> ranges;  // (offset, length)
+};
 
 class FlushObservers {
  public:
@@ -50,6 +57,17 @@ class FlushObservers {
   void expect(uint64_t token);
   void finish(uint64_t token);
   void end_flush(uint64_t token);  // no more expects; runs done if nothing is outstanding
+
+  // A flush of several pages, atomic as OpenMP wants it (flushes with
+  // common pages are ordered): `pass` flushes the pages given under a token
+  // (expect/finish), and once a pass is over, the pages whose copy heard a
+  // change notice meanwhile (`valid_copy` and has_changes) are flushed
+  // again, else a page refreshed late could show a write made after one
+  // this flush skipped or refreshed early. At most kMaxRounds passes.
+  using Pass = std::function<void(const std::vector<FlushPage> &pages, uint64_t token)>;
+  void flush_atomically(std::vector<FlushPage> pages, Pass pass, std::function<bool(PageId)> valid_copy,
+                        std::function<void()> done);
+  static constexpr unsigned kMaxRounds = 64;
 
   // ---- observer side ----
   // True if this rank must refresh its copy at the next flush (never
@@ -94,6 +112,14 @@ class FlushObservers {
     std::vector<std::function<void()>> waiting;  // flushes to finish at acks == 0
     std::vector<std::byte> snapshot;             // the page as its observers saw it
   };
+  struct Round {
+    std::vector<FlushPage> pages;
+    Pass pass;
+    std::function<bool(PageId)> valid_copy;
+    std::function<void()> done;
+    unsigned round = 0;
+  };
+  void run_round(std::shared_ptr<Round> r);
   struct Flush {
     unsigned outstanding = 0;
     bool ended = false;
@@ -104,6 +130,7 @@ class FlushObservers {
   EngineHost &host_;
   FlushMode mode_;
   bool skip_acks_;
+  bool skip_rounds_;
   std::unordered_map<PageId, Observed> homes_;
   std::unordered_set<PageId> subscribed_;
   std::unordered_map<uint64_t, Flush> flushes_;
@@ -115,11 +142,6 @@ class FlushObservers {
 void flush_region_diff(const std::byte *page, const std::byte *twin, uint32_t offset, uint32_t length,
                        std::vector<std::byte> *out);
 
-// The byte ranges of one flush, grouped by page in page order.
-struct FlushPage {
-  PageId page;
-  std::vector<std::pair<uint32_t, uint32_t>> ranges;  // (offset, length)
-};
 std::vector<FlushPage> flush_pages(const std::vector<StoreRange> &ranges);
 
 }  // namespace agora
