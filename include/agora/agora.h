@@ -270,7 +270,7 @@ size_t agora_stats_json(char *buf, size_t size);
  *   SECONDS  double, time spent by threads of the rank; the job's is the sum
  * Any change to the list bumps AGORA_STATS_SCHEMA (the JSON's "schema"; see
  * docs/stats.md). */
-#define AGORA_STATS_SCHEMA 3
+#define AGORA_STATS_SCHEMA 4
 #define AGORA_STATS_FIELDS(X)                                                                  \
     X(COUNTER, read_faults, "reads that faulted: the page was not readable here")             \
     X(COUNTER, write_faults, "writes that faulted: the page was not writable here")           \
@@ -296,7 +296,11 @@ size_t agora_stats_json(char *buf, size_t size);
     X(COUNTER, home_writes_tracked, "hlrc: home pages the kernel reported written (no fault taken)") \
     X(COUNTER, remote_doorbells, "wake-ups sent to service threads of ranks on other hosts") \
     X(COUNTER, one_sided_bytes, "bytes read one-sided: pages and the homes' metadata")       \
-    X(COUNTER, pages_refreshed, "hlrc: pages fetched at a barrier's end because this rank kept missing them after barriers")
+    X(COUNTER, pages_refreshed, "hlrc: pages fetched at a barrier's end because this rank kept missing them after barriers") \
+    X(COUNTER, cache_evictions, "copies of remote pages dropped to keep within AGORA_CACHE")  \
+    X(COUNTER, cache_writebacks, "evicted copies whose writes went home first (diffs or whole pages)") \
+    X(COUNTER, cache_writeback_bytes, "bytes of those write-backs (diffs, or pages under sc)") \
+    X(PEAK, cache_resident_peak, "most copies of remote pages held at once (while AGORA_CACHE bounds them)")
 
 #define AGORA_STATS_CTYPE_COUNTER uint64_t
 #define AGORA_STATS_CTYPE_PEAK uint64_t

@@ -34,6 +34,9 @@ class SimCluster {
   bool deliver_one();
   size_t in_flight() const { return network_.in_flight(); }
   uint64_t delivered() const { return network_.delivered(); }
+  // The bounded cache: every node within its bound, then perhaps one random
+  // eviction (SimOptions::cache_pages, evict_chance). After every delivery.
+  void evict_now();
   // Ticks every node's hang watch at simulated time `now` (seconds).
   void tick_watches(double now);
 

@@ -67,6 +67,7 @@ class HlrcEngine final : public ProtocolEngine {
   void barrier_complete(uint64_t epoch) override;
   void forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) override;
   void raise_page_floor(const std::vector<uint32_t> &floor) override;
+  Eviction evict(PageId page) override;
 
   // Most pages one fetch (message or one-sided read) may ask for.
   static constexpr uint64_t kMaxFetchRun = 4096;
@@ -80,6 +81,9 @@ class HlrcEngine final : public ProtocolEngine {
                  // u32 status (0: served, then version[n] (u32) + page; else refused)
     kDiffs,      // writer -> home: a = interval; payload = {u64 page, u32 size, diff}*
     kDiffsAck,   // home -> writer: a = interval
+    kWriteBack,     // evicting rank -> home: a dirty copy's diff now, before its interval
+                    // closes (no version: the close numbers it); payload = {u64 page, u32 size, diff}
+    kWriteBackAck,  // home -> evicting rank: a = page
   };
 
  private:
@@ -152,6 +156,10 @@ class HlrcEngine final : public ProtocolEngine {
   bool one_sided() const;
   size_t home_meta_bytes() const { return 4 * (size_t)host_.nranks(); }
 
+  // ---- the bounded cache (hlrc_evict.cpp) ----
+  void home_apply_writeback(const MsgHeader &m, Payload p);
+  void on_writeback_ack(PageId page);
+
   // ---- intervals (hlrc_intervals.cpp) ----
   void close_interval();
   void on_diffs_ack();
@@ -165,6 +173,9 @@ class HlrcEngine final : public ProtocolEngine {
   std::vector<PageId> dirty_;  // pages written in the open interval
   WriteNotices notices_;
   unsigned acks_outstanding_ = 0;
+  // Evicted dirty copies whose write-backs the homes have not acknowledged:
+  // notices wait for them too.
+  unsigned writebacks_outstanding_ = 0;
   std::vector<std::function<void()>> on_published_;
   std::map<uint64_t, VectorTime> barrier_arrivals_;  // epoch -> max vector time at arrival
   VectorTime previous_barrier_;  // everyone has seen this much once the next barrier is entered

@@ -72,6 +72,7 @@ class RegcEngine final : public ProtocolEngine {
   void barrier_complete(uint64_t epoch) override;
   void forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) override;
   void raise_page_floor(const std::vector<uint32_t> &floor) override;
+  Eviction evict(PageId page) override;
 
   static constexpr size_t kOrdinaryUpdateMax = 256;
 
@@ -83,6 +84,9 @@ class RegcEngine final : public ProtocolEngine {
     kDiffsAck,    // home -> writer: a = batch; payload = u64 version per page, in order
     kEntries,     // broadcast: payload = an encoded RegcLog
     kEntriesAck,  // receiver -> broadcaster
+    kWriteBack,     // evicting rank -> home: a dirty copy's diff before its interval closes
+                    // (no version: the close numbers it); payload = {u64 page, u32 size, diff}
+    kWriteBackAck,  // home -> evicting rank: a = page
   };
 
  private:
@@ -119,6 +123,11 @@ class RegcEngine final : public ProtocolEngine {
   void home_serve(const MsgHeader &m);
   void home_apply_diffs(const MsgHeader &m, Payload p);
 
+  // ---- the bounded cache (regc_evict.cpp) ----
+  void home_apply_writeback(const MsgHeader &m, Payload p);
+  void on_writeback_ack(PageId page);
+  void run_acknowledged();  // every diff and write-back is home: run the waiting steps
+
   // ---- intervals and publication (regc_publish.cpp) ----
   struct Closed {
     RegcEntryRef entry;
@@ -145,6 +154,7 @@ class RegcEngine final : public ProtocolEngine {
   uint64_t next_batch_ = 1;
   std::map<uint64_t, std::vector<RegcEntryRef>> unacknowledged_;
   std::vector<std::function<void()>> on_acknowledged_;
+  unsigned writebacks_outstanding_ = 0;  // evicted dirty copies not yet acknowledged
 
   RegcLog unbroadcast_;    // own entries every rank needs before its next span (rule 1)
   RegcLog since_barrier_;  // own entries not yet delivered to every rank (rule 3)

@@ -22,7 +22,8 @@ Access RegcEngine::local_access(PageId page) const { return page_copy_access(pag
 
 void RegcEngine::on_fault(PageId page, Access need, Waiter *w) {
   PageState &s = state(page);
-  if (page_copy_fault(host_, page, s, need, w, &dirty_, fine_grain())) fetch(page, s);
+  const bool planted = options_.cache_mutation == EngineOptions::CacheMutation::RefetchBeforeWriteBack;
+  if (page_copy_fault(host_, page, s, need, w, &dirty_, fine_grain(), planted)) fetch(page, s);
   AGORA_ASSERT(page_copy_consistent(host_, page, s, fine_grain()));
 }
 
@@ -121,6 +122,8 @@ void RegcEngine::on_message(const MsgHeader &m, Payload p) {
     case kDiffsAck: on_diffs_ack(m, p); break;
     case kEntries: on_entries(m, p); break;
     case kEntriesAck: on_entries_ack(); break;
+    case kWriteBack: home_apply_writeback(m, p); break;
+    case kWriteBackAck: on_writeback_ack(m.a); break;
     default: fatal("%s: unknown message op %u from rank %d", name(), (unsigned)m.op, m.src);
   }
 }
