@@ -22,11 +22,10 @@
 #include <list>
 #include <unordered_map>
 
+#include "common/config.h"
 #include "common/types.h"
 
 namespace agora {
-
-enum class CachePolicy : uint8_t { Clock, Fifo };
 
 class PageCache {
  public:

@@ -213,6 +213,15 @@ class ProtocolEngine {
     (void)page;
     return Eviction::Busy;
   }
+  // A page homed here whose protection differs from home_access() (shared,
+  // or owned elsewhere) splits the view's mappings too; the host asks for it
+  // back when too many are: bring it back to home_access(), possibly later
+  // (asynchronously). False if the engine cannot now (busy, or it never can).
+  virtual bool reclaim_home(PageId page) {
+    (void)page;
+    return false;
+  }
+  virtual bool reclaims_home() const { return false; }
 };
 
 // Per-protocol options from the configuration.

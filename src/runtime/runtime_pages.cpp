@@ -13,6 +13,7 @@ namespace agora {
 void Runtime::set_access(PageId page, Access access) { set_access_run(page, 1, access); }
 
 void Runtime::set_access_run(PageId first, PageId count, Access access) {
+  cache_note(first, count, access);  // the bounded cache sees copies come and go (runtime_cache.cpp)
   for (PageId p = first; p < first + count;) {
     // Consecutive pages are consecutive addresses except across program
     // mode's windows of the executable: one change per stretch.

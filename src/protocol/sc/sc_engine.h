@@ -32,6 +32,8 @@ class ScEngine final : public ProtocolEngine {
   Access local_access(PageId page) const override;
   void forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) override;
   Eviction evict(PageId page) override;
+  bool reclaim_home(PageId page) override;
+  bool reclaims_home() const override { return true; }
 
   enum Op : uint16_t {
     kReadRequest = 1,   // requester -> home; b = pages after a wanted too (prefetch),

@@ -43,6 +43,20 @@ ProtocolEngine::Eviction ScEngine::evict(PageId page) {
   return Eviction::WritingBack;
 }
 
+bool ScEngine::reclaim_home(PageId page) {
+  // The home takes its page back as if it wrote it: every other copy is
+  // invalidated (or the owner's fetched), then the home holds it writable.
+  // No thread waits: the request is the home's own, answered locally.
+  if (host_.home_of(page) != host_.rank() || !host_.page_allocated(page)) return false;
+  if (local_access(page) == Access::Write) return true;
+  if (pending_.count(page)) return false;
+  DirEntry &e = entry(page);
+  if (e.busy || !e.queue.empty()) return false;
+  pending_.try_emplace(page);
+  home_request(page, {host_.rank(), Access::Write, local_access(page) >= Access::Read});
+  return true;
+}
+
 void ScEngine::mark_run(PageId page, PageId extra) {
   if (extra == 0) return;
   run_asked_[page] = extra;
