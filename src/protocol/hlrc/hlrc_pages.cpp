@@ -34,7 +34,10 @@ void HlrcEngine::on_fault(PageId page, Access need, Waiter *w) {
 
 void HlrcEngine::fetch_after_miss(PageId page, Access need) {
   const Rank home = host_.home_of(page);
-  uint32_t ahead = need == Access::Read ? prefetch_.on_miss(home, page) : 0;
+  // Write misses too: the pages after a written one are fetched as read
+  // copies, and a write to one of them then only takes a twin, here.
+  (void)need;
+  uint32_t ahead = prefetch_.on_miss(home, page);
   // Only the pages right after it with the same home, missing here and not
   // being fetched: the run stays one read (or one message).
   uint32_t count = 1;
