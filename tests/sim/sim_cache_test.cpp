@@ -98,6 +98,8 @@ Outcome run_regc(const std::string &protocol, uint64_t seed, Mutation m) {
   o.nodes = 2 + (int)(seed % 4);
   o.pages = 3 + (seed / 4) % 6;
   o.page_size = 32 + 32 * (seed / 3 % 2);
+  o.home_block = 1 + (seed / 2) % 3;  // sequential misses to one home: prefetch
+  o.engine.prefetch_max = seed % 3 ? 4 : 0;
   o.engine.cache_mutation = m;
   with_cache(&o, seed);
   RegcShape s;

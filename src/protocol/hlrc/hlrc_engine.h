@@ -21,7 +21,7 @@
 // the host's one-sided reads as well, a miss reads the page (and the home's
 // applied-interval vector, home_meta) without the home's CPU; see
 // hlrc_remote_read.cpp for why that is safe. Sequential misses to one home
-// fetch the following pages too (hlrc_prefetch.h), and pages a rank keeps
+// fetch the following pages too (shared/sequential_misses.h), and pages a rank keeps
 // missing after barriers are fetched again as each barrier ends
 // (hlrc_refresh.cpp). docs/hlrc.md has the whole argument.
 //
@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "protocol/engine.h"
-#include "protocol/hlrc/hlrc_prefetch.h"
+#include "protocol/shared/sequential_misses.h"
 #include "protocol/shared/page_copies.h"
 #include "protocol/shared/write_notices.h"
 
