@@ -300,7 +300,7 @@ size_t agora_stats_json(char *buf, size_t size);
     X(COUNTER, cache_evictions, "copies of remote pages dropped to keep within AGORA_CACHE")  \
     X(COUNTER, cache_writebacks, "evicted copies whose writes went home first (diffs or whole pages)") \
     X(COUNTER, cache_writeback_bytes, "bytes of those write-backs (diffs, or pages under sc)") \
-    X(PEAK, cache_resident_peak, "most copies of remote pages held at once (while AGORA_CACHE bounds them)") \
+    X(PEAK, cache_resident_peak, "most copies of remote pages held at once (bounded by AGORA_CACHE or the kernel's mapping limit)") \
     X(COUNTER, cache_home_reclaims, "sc: home pages taken back from readers and owners to bound the view's mappings")
 
 #define AGORA_STATS_CTYPE_COUNTER uint64_t

@@ -294,6 +294,8 @@ class Runtime final : public EngineHost {
   void cache_note(PageId first, PageId count, Access access);
   // lock_ held, between engine calls: evict until within the bound.
   void cache_trim();
+  // lock_ held: pages [first, first+count) were freed: no copies, no home pages apart.
+  void cache_forget(PageId first, PageId count);
 
   // ---- one-sided reads (runtime_one_sided.cpp) ----
   // init: the metadata (before the engine, which may ask for home_meta), then

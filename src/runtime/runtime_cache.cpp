@@ -77,6 +77,14 @@ void Runtime::cache_note(PageId first, PageId count, Access access) {
   if (cache_) stats_.cache_resident_peak = std::max<uint64_t>(stats_.cache_resident_peak, cache_->resident());
 }
 
+void Runtime::cache_forget(PageId first, PageId count) {
+  for (PageId p = first; p < first + count; ++p) {
+    if (cache_) cache_->note_access(p, Access::None);
+    if (home_apart_) home_apart_->note_access(p, Access::None);
+    reclaiming_.erase(p);
+  }
+}
+
 void Runtime::cache_trim() {
   // Home pages first: a reclaim finishes later (the readers' acks), so
   // those under way count as gone.
