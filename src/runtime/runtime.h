@@ -296,6 +296,9 @@ class Runtime final : public EngineHost {
   void cache_trim();
   // lock_ held: pages [first, first+count) were freed: no copies, no home pages apart.
   void cache_forget(PageId first, PageId count);
+  // The protection change itself (runtime_pages.cpp), one mprotect per
+  // stretch of consecutive addresses.
+  void protect_run(PageId first, PageId count, Access access);
 
   // ---- one-sided reads (runtime_one_sided.cpp) ----
   // init: the metadata (before the engine, which may ask for home_meta), then
@@ -346,6 +349,10 @@ class Runtime final : public EngineHost {
   // elsewhere), and those of them being reclaimed (runtime_cache.cpp).
   std::optional<PageCache> home_apart_;
   std::set<PageId> reclaiming_;
+  // While cache_trim evicts a clean copy: its protection change to none
+  // waits in deferred_none_ and is applied with its neighbours', in runs.
+  bool defer_clean_eviction_ = false;
+  std::vector<PageId> deferred_none_;
   std::optional<LockService> locks_;
   std::optional<BarrierService> barrier_;
   std::optional<ReduceService> reduce_;

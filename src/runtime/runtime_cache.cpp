@@ -18,6 +18,8 @@ namespace {
 // Mappings left for everything else a rank maps (libraries, stacks, home
 // pages protected apart) when the kernel's limit bounds the cache.
 constexpr uint64_t kMapsReserved = 8192;
+// Most copies one trim evicts below the bound (a sixteenth of the cache at most).
+constexpr size_t kTrimBatch = 64;
 }  // namespace
 
 bool Runtime::open_cache(std::string *error) {
@@ -103,14 +105,40 @@ void Runtime::cache_trim() {
   }
   if (!cache_ || !cache_->over()) return;
   const size_t page = page_size();
+  // Once over, a batch goes below the bound, so that the protection changes
+  // and frame discards come in runs (a sweep evicts in install order).
+  const size_t target = cache_->capacity() - std::min<size_t>(cache_->capacity() / 16, kTrimBatch);
+  std::vector<PageId> gone;
   // Busy copies (in flight, waited on) are passed over: at most two passes.
-  for (size_t tries = 2 * cache_->resident() + 2; cache_->over() && tries > 0; --tries) {
+  for (size_t tries = 2 * cache_->resident() + 2; cache_->resident() > target && tries > 0; --tries) {
     PageId victim;
     if (!cache_->propose(&victim)) break;
-    if (engine_->evict(victim) == ProtocolEngine::Eviction::Busy) continue;
-    // The engine took what it needed from the frame: give its memory back.
-    if (!platform::vm_discard(range_, victim * page, page))
-      fatal("cannot discard the frame of evicted page %llu: %s", (unsigned long long)victim, std::strerror(errno));
+    // A clean copy (read access: a written one has write access, or none)
+    // may lose its protection a little later, with its neighbours: until
+    // then threads read valid data and cannot write. A written copy is
+    // protected at once, before the engine takes its diff.
+    defer_clean_eviction_ = engine_->local_access(victim) == Access::Read;
+    const ProtocolEngine::Eviction e = engine_->evict(victim);
+    defer_clean_eviction_ = false;
+    if (e != ProtocolEngine::Eviction::Busy) gone.push_back(victim);
+  }
+  std::sort(deferred_none_.begin(), deferred_none_.end());
+  for (size_t i = 0; i < deferred_none_.size();) {
+    size_t j = i + 1;
+    while (j < deferred_none_.size() && deferred_none_[j] == deferred_none_[j - 1] + 1) ++j;
+    protect_run(deferred_none_[i], j - i, Access::None);
+    i = j;
+  }
+  deferred_none_.clear();
+  // The engine took what it needed from the frames: give their memory back.
+  std::sort(gone.begin(), gone.end());
+  for (size_t i = 0; i < gone.size();) {
+    size_t j = i + 1;
+    while (j < gone.size() && gone[j] == gone[j - 1] + 1) ++j;
+    if (!platform::vm_discard(range_, gone[i] * page, (j - i) * page))
+      fatal("cannot discard the frames of evicted pages %llu..+%zu: %s", (unsigned long long)gone[i], j - i,
+            std::strerror(errno));
+    i = j;
   }
 }
 
