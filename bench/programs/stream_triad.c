@@ -9,12 +9,18 @@
  * Usage: bench_stream_triad [-n ELEMENTS] [-i ITERATIONS] [-p THREADS]
  * Figure: GB/s, counting 3 x 8 bytes per element per iteration (STREAM's rule).
  * Validation (worker 0): every A[i] equals B[i] + alpha*C[i] computed serially
- * (the same expression, so the comparison is exact). */
+ * (the same expression, so the comparison is exact).
+ *
+ * --remote K (default 0): worker i works on the elements worker (i+K) mod N
+ * homes, so that every access is to a page homed elsewhere and the data
+ * streams through the rank's cache of remote pages, as on Samhita's compute
+ * servers with memory servers (paper 000 figure 4; docs/cache.md). */
 #include "shm.h"
 
 struct config {
     size_t n;
     long iters;
+    long remote;
 };
 
 static const double alpha = 3.0;
@@ -34,7 +40,9 @@ static int worker(void *arg)
     double *c = shm_alloc_or_die(n * sizeof(double), "C");
 
     size_t lo, hi;
-    shm_owned_range(a, n, sizeof(double), id, &lo, &hi);
+    const int nprocs = SHM_NPROCS();
+    const int from = (int)((id + cfg->remote % nprocs + nprocs) % nprocs);
+    shm_owned_range(a, n, sizeof(double), from, &lo, &hi);
     for (size_t i = lo; i < hi; i++) {
         a[i] = 0.0;
         b[i] = init_b(i);
@@ -76,16 +84,18 @@ static int worker(void *arg)
                n, cfg->iters, SHM_NPROCS(), t, gbs);
     char size[64];
     snprintf(size, sizeof size, "n=%zu", n);
-    return shm_report("stream_triad", "default", size, gbs, "GB/s", t, cfg->iters, valid, NULL);
+    return shm_report("stream_triad", cfg->remote ? "remote" : "default", size, gbs, "GB/s", t, cfg->iters, valid, NULL);
 }
 
 int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
-    struct config cfg = {.n = (size_t)4 << 20, .iters = 200};
+    struct config cfg = {.n = (size_t)4 << 20, .iters = 200, .remote = 0};
     const struct shm_option opts[] = {
         {"size", "n", SHM_OPT_SIZE, &cfg.n, "N", "doubles per array", SHM_RANGE(1, 1L << 36)},
         {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed iterations", SHM_AT_LEAST(1)},
+        {"remote", "r", SHM_OPT_LONG, &cfg.remote, "K", "work on the elements worker id+K homes (0: own)",
+         SHM_RANGE(0, 1L << 20)},
         SHM_OPTIONS_END};
     int rc = shm_parse_options(argc, argv, opts, "STREAM TRIAD, A = B + alpha*C (paper 000).");
     if (rc != SHM_OPTIONS_PARSED)

@@ -322,7 +322,12 @@ size_t agora_stats_json(char *buf, size_t size);
     X(COUNTER, flush_refreshes_received, "flush refreshes (page data, or regc: confirmations) received") \
     X(COUNTER, change_notices_sent, "flush change notices a home sent to observers")       \
     X(COUNTER, notice_acks_received, "acknowledgements of change notices a home received") \
-    X(COUNTER, flush_rounds_repeated, "multi-page flushes that flushed pages again: a notice came meanwhile")
+    X(COUNTER, flush_rounds_repeated, "multi-page flushes that flushed pages again: a notice came meanwhile")   \
+    X(COUNTER, cache_evictions, "copies of remote pages dropped to keep within AGORA_CACHE")  \
+    X(COUNTER, cache_writebacks, "evicted copies whose writes went home first (diffs or whole pages)") \
+    X(COUNTER, cache_writeback_bytes, "bytes of those write-backs (diffs, or pages under sc)") \
+    X(PEAK, cache_resident_peak, "most copies of remote pages held at once (bounded by AGORA_CACHE or the kernel's mapping limit)") \
+    X(COUNTER, cache_home_reclaims, "sc: home pages taken back from readers and owners to bound the view's mappings")
 
 #define AGORA_STATS_CTYPE_COUNTER uint64_t
 #define AGORA_STATS_CTYPE_PEAK uint64_t

@@ -32,6 +32,9 @@ enum class IntervalPolicy { Lazy, Aggressive };
 // How pages homed elsewhere are read when the engine allows either path:
 // one-sided MPI RMA where the host can (Auto), or always by message.
 enum class FetchMode { Auto, Messages, OneSided };
+// AGORA_CACHE_POLICY: which copy of a remote page the bounded cache gives up
+// first (src/memory/page_cache.h).
+enum class CachePolicy : uint8_t { Clock, Fifo };
 // How a home learns which of its pages it wrote: the kernel's write
 // tracking where available (Auto), or write-protect traps.
 enum class HomeWritesMode { Auto, Trap };
@@ -63,6 +66,10 @@ struct Config {
   uint32_t prefetch = 16;               // AGORA_PREFETCH: most pages fetched ahead of a sequential miss (0: off)
   RefreshMode refresh = RefreshMode::On;  // AGORA_REFRESH (hlrc): refetch hot pages at barrier end
   FlushMode flush = FlushMode::Observer;  // AGORA_FLUSH: observer or basic region flush
+  // AGORA_CACHE: most bytes of remote pages a rank keeps copies of (0, unset:
+  // as many as the kernel's mapping limit allows); AGORA_CACHE_POLICY.
+  uint64_t cache_bytes = 0;
+  CachePolicy cache_policy = CachePolicy::Clock;
   // Global pointers (docs/gptr.md).
   GptrScheme gptr_scheme = GptrScheme::OrderCache;  // AGORA_GPTR
   uint64_t gptr_segment_bytes = 256ull << 20;       // AGORA_GPTR_SEGMENT

@@ -94,6 +94,10 @@ bool vm_protect(void *addr, size_t len, Access access);
 // Zeroes [offset, offset+len) of the range in both views and gives its
 // memory back to the system (vm_discard_linux.cpp).
 bool vm_discard(const GlobalRange &range, size_t offset, size_t len);
+// The most memory mappings a process may have (Linux: vm.max_map_count;
+// every stretch of pages with its own protection is one), or 0 if unknown
+// (vm_map_limit_linux.cpp).
+uint64_t vm_map_limit();
 
 // Zeroed read-write memory of `bytes` that takes no memory until touched
 // (lazy_memory_linux.cpp); nullptr (and *error) if it cannot be mapped.

@@ -51,6 +51,8 @@ void WriteTracker::close() {
   if (uffd_ >= 0) ::close(uffd_);
   if (pagemap_ >= 0) ::close(pagemap_);
   uffd_ = pagemap_ = -1;
+  whole_start_ = 0;
+  whole_len_ = 0;
 }
 
 bool WriteTracker::open(std::string *why) {
@@ -128,7 +130,7 @@ bool WriteTracker::track(void *addr, size_t len, std::string *error) {
   reg.range.start = (uintptr_t)addr;
   reg.range.len = len;
   reg.mode = UFFDIO_REGISTER_MODE_WP;
-  if (ioctl(uffd_, UFFDIO_REGISTER, &reg) != 0) {
+  if (!inside_whole(addr, len) && ioctl(uffd_, UFFDIO_REGISTER, &reg) != 0) {
     *error = errno_text("UFFDIO_REGISTER");
     return false;
   }
@@ -142,8 +144,34 @@ bool WriteTracker::track(void *addr, size_t len, std::string *error) {
   return true;
 }
 
+bool WriteTracker::register_whole(void *addr, size_t len, std::string *error) {
+  if (uffd_ < 0) return true;
+  uffdio_register reg{};
+  reg.range.start = (uintptr_t)addr;
+  reg.range.len = len;
+  reg.mode = UFFDIO_REGISTER_MODE_WP;
+  if (ioctl(uffd_, UFFDIO_REGISTER, &reg) != 0) {
+    *error = errno_text("UFFDIO_REGISTER");
+    return false;
+  }
+  whole_start_ = (uintptr_t)addr;
+  whole_len_ = len;
+  return true;
+}
+
 bool WriteTracker::untrack(void *addr, size_t len, std::string *error) {
   if (uffd_ < 0) return true;
+  if (inside_whole(addr, len)) {  // disarm, keep the registration (no split)
+    uffdio_writeprotect wp{};
+    wp.range.start = (uintptr_t)addr;
+    wp.range.len = len;
+    wp.mode = 0;
+    if (ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp) != 0) {
+      *error = errno_text("UFFDIO_WRITEPROTECT (disarm)");
+      return false;
+    }
+    return true;
+  }
   uffdio_range range{};
   range.start = (uintptr_t)addr;
   range.len = len;

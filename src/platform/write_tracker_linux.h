@@ -35,6 +35,11 @@ class WriteTracker {
   bool track(void *addr, size_t len, std::string *error);
   // Stops tracking [addr, addr+len): its pages are no longer reported.
   bool untrack(void *addr, size_t len, std::string *error);
+  // Registers all of [addr, addr+len) at once, arming nothing: tracking a
+  // part of it later only arms pages, and untracking disarms them, so the
+  // mapping is never split page by page (each registered stretch apart from
+  // its neighbours is a mapping of its own, vm.max_map_count; docs/cache.md).
+  bool register_whole(void *addr, size_t len, std::string *error);
 
   struct Run {
     uintptr_t addr;  // page aligned
@@ -47,7 +52,12 @@ class WriteTracker {
 
  private:
   bool probe(std::string *why);
+  bool inside_whole(void *addr, size_t len) const {
+    return whole_len_ && (uintptr_t)addr >= whole_start_ && (uintptr_t)addr + len <= whole_start_ + whole_len_;
+  }
   int uffd_ = -1;
+  uintptr_t whole_start_ = 0;
+  size_t whole_len_ = 0;
   int pagemap_ = -1;
 };
 

@@ -212,6 +212,30 @@ class ProtocolEngine {
   // Pages that become homed here from now on start from at least `floor`
   // (the floors of all pages freed so far, merged by the host).
   virtual void raise_page_floor(const std::vector<uint32_t> &floor) { (void)floor; }
+
+  // ---- a bounded cache of remote pages (AGORA_CACHE, docs/cache.md) -----------
+  // The host asks the engine to drop this rank's copy of `page`, homed
+  // elsewhere, to make room. Busy: not now (a fetch or request of it is in
+  // flight, a thread waits on it, a write-back of it is out); try another.
+  // Dropped: the copy is gone, its access None; the host may discard the
+  // frame. WritingBack: as Dropped, but this rank's unsent writes to it are
+  // on their way to the home (taken from the frame before returning, so the
+  // frame may go too); a thread touching the page waits until the home has
+  // them. Called by the host between engine calls, never from inside one.
+  enum class Eviction { Busy, Dropped, WritingBack };
+  virtual Eviction evict(PageId page) {
+    (void)page;
+    return Eviction::Busy;
+  }
+  // A page homed here whose protection differs from home_access() (shared,
+  // or owned elsewhere) splits the view's mappings too; the host asks for it
+  // back when too many are: bring it back to home_access(), possibly later
+  // (asynchronously). False if the engine cannot now (busy, or it never can).
+  virtual bool reclaim_home(PageId page) {
+    (void)page;
+    return false;
+  }
+  virtual bool reclaims_home() const { return false; }
 };
 
 // Per-protocol options from the configuration.
@@ -248,6 +272,13 @@ struct EngineOptions {
   // ... or a flush of several pages never repeats the pages that heard a
   // notice while it ran (it is then not atomic).
   bool flush_skips_rounds = false;
+  // The bounded cache (sim_cache_test): eviction drops a dirty copy without
+  // sending its writes home; sc evicts a read copy while its upgrade to
+  // write is in flight (the home then grants write without the page);
+  // hlrc/regc fetch an evicted dirty copy again before the home has its
+  // writes (a one-sided read overtakes the write-back).
+  enum class CacheMutation { None, DropDirty, EvictPending, RefetchBeforeWriteBack };
+  CacheMutation cache_mutation = CacheMutation::None;
 };
 
 // Names of the protocols this build provides, for configuration errors.

@@ -43,6 +43,7 @@
 #include "gptr/gptr_engine.h"
 #include "memory/address_space.h"
 #include "memory/arena_allocator.h"
+#include "memory/page_cache.h"
 #include "platform/platform.h"
 #include "platform/write_tracker_linux.h"
 #include "protocol/engine.h"
@@ -291,6 +292,20 @@ class Runtime final : public EngineHost {
   // The application-view address runs of pages [first, first+count).
   void for_each_view_run(PageId first, PageId count, const std::function<void(std::byte *, size_t)> &fn) const;
 
+  // ---- the bounded cache of remote pages (runtime_cache.cpp) ----
+  // init, after the engine: the bound (AGORA_CACHE, or the kernel's mapping
+  // limit); false with *error if AGORA_CACHE is too small.
+  bool open_cache(std::string *error);
+  // lock_ held: a protection change of pages [first, first+count).
+  void cache_note(PageId first, PageId count, Access access);
+  // lock_ held, between engine calls: evict until within the bound.
+  void cache_trim();
+  // lock_ held: pages [first, first+count) were freed: no copies, no home pages apart.
+  void cache_forget(PageId first, PageId count);
+  // The protection change itself (runtime_pages.cpp), one mprotect per
+  // stretch of consecutive addresses.
+  void protect_run(PageId first, PageId count, Access access);
+
   // ---- one-sided reads (runtime_one_sided.cpp) ----
   // init: the metadata (before the engine, which may ask for home_meta), then
   // the windows (collective; after program mode has grown the service view).
@@ -335,6 +350,15 @@ class Runtime final : public EngineHost {
   std::optional<AddressSpace> space_;
   std::optional<ArenaAllocator> arena_;
   std::unique_ptr<ProtocolEngine> engine_;
+  std::optional<PageCache> cache_;  // copies of remote pages held (runtime_cache.cpp)
+  // Home pages protected apart from home_access() (sc: shared or owned
+  // elsewhere), and those of them being reclaimed (runtime_cache.cpp).
+  std::optional<PageCache> home_apart_;
+  std::set<PageId> reclaiming_;
+  // While cache_trim evicts a clean copy: its protection change to none
+  // waits in deferred_none_ and is applied with its neighbours', in runs.
+  bool defer_clean_eviction_ = false;
+  std::vector<PageId> deferred_none_;
   std::optional<LockService> locks_;
   std::optional<BarrierService> barrier_;
   std::optional<ReduceService> reduce_;

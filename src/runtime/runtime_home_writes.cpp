@@ -26,9 +26,16 @@ void Runtime::open_write_tracker() {
     return;
   }
   std::string why;
-  if (write_tracker_.open(&why))
+  if (write_tracker_.open(&why)) {
     log_debug("home writes: tracked by the kernel (userfaultfd asynchronous write-protect, PAGEMAP_SCAN)");
-  else
+    // The whole view at once: registering page by page would split its
+    // mapping at every tracked page (docs/cache.md).
+    std::string error;
+    if (!write_tracker_.register_whole(range_.app_view, range_.size, &error)) {
+      log_debug("home writes: write-protect traps; registering the view failed: %s", error.c_str());
+      write_tracker_.close();
+    }
+  } else
     log_debug("home writes: write-protect traps; the kernel cannot track them here: %s", why.c_str());
 }
 

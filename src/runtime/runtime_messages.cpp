@@ -52,7 +52,10 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
   ObservedMessage observed(false, m.src, m, p);
   if (m.channel != Channel::Watch) messages_in_++;
   switch (m.channel) {
-    case Channel::Protocol: engine_->on_message(m, p); break;
+    case Channel::Protocol:
+      engine_->on_message(m, p);
+      cache_trim();  // a copy may have come in: keep within AGORA_CACHE
+      break;
     case Channel::Lock: locks_->on_message(m, p); break;
     case Channel::Barrier: barrier_->on_message(m, p); break;
     case Channel::Reduce: reduce_->on_message(m, p); break;

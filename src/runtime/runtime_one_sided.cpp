@@ -154,6 +154,7 @@ int Runtime::deliver_remote_reads(int budget) {
     remote_reads_.erase(remote_reads_.begin());
     engine_->on_remote_read(r.home, r.first, r.count, {r.meta.data(), r.meta.size()},
                             {r.pages.data(), r.pages.size()});
+    cache_trim();  // copies came in: keep within AGORA_CACHE
     // A few buffers of the largest read suffice: the reads in flight at once.
     if (spare_read_buffers_.size() < kSpareReadBuffers) spare_read_buffers_.push_back(std::move(r.pages));
     ++delivered;

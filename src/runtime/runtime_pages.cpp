@@ -13,7 +13,15 @@ namespace agora {
 void Runtime::set_access(PageId page, Access access) { set_access_run(page, 1, access); }
 
 void Runtime::set_access_run(PageId first, PageId count, Access access) {
-  for (PageId p = first; p < first + count;) {
+  cache_note(first, count, access);  // the bounded cache sees copies come and go (runtime_cache.cpp)
+  if (defer_clean_eviction_ && access == Access::None) {  // applied in runs by cache_trim
+    for (PageId p = first; p < first + count; ++p) deferred_none_.push_back(p);
+    return;
+  }
+  protect_run(first, count, access);
+}
+
+void Runtime::protect_run(PageId first, PageId count, Access access) {  for (PageId p = first; p < first + count;) {
     // Consecutive pages are consecutive addresses except across program
     // mode's windows of the executable: one change per stretch.
     const uintptr_t start = space_->addr_of(p);

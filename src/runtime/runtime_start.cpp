@@ -90,6 +90,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   engine_options.refresh = config_.refresh == RefreshMode::On;
   engine_options.flush = config_.flush;
   engine_ = protocol_create(config_.protocol, *this, engine_options);
+  if (!open_cache(error)) return false;
   // This rank's arena is homed here: open in the application view as far as
   // the protocol allows its home pages.
   platform::vm_protect((void *)space_->addr_of(space_->arena_first_page(rank())),

@@ -7,7 +7,22 @@ SimCluster::SimCluster(const SimOptions &options) : options_(options), rng_(opti
 }
 
 bool SimCluster::deliver_one() {
-  return network_.deliver_one([this](Rank dst, const MsgHeader &m, Payload p) { nodes_[dst]->deliver(m, p); });
+  bool delivered =
+      network_.deliver_one([this](Rank dst, const MsgHeader &m, Payload p) { nodes_[dst]->deliver(m, p); });
+  if (delivered) evict_now();
+  return delivered;
+}
+
+void SimCluster::evict_now() {
+  // Between engine calls, as the runtime does: the cache bound, then (only
+  // when asked for, so that other testers' seeds keep their runs) a copy
+  // evicted at random.
+  if (options_.cache_pages)
+    for (auto &n : nodes_) n->trim_cache();
+  if (options_.evict_chance > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < options_.evict_chance) {
+    Rank r = (Rank)(rng_() % nodes_.size());
+    nodes_[r]->evict_random(rng_());
+  }
 }
 
 void SimCluster::tick_watches(double now) {

@@ -36,6 +36,9 @@ class SimCluster {
   void set_slow_pair(Rank src, Rank dst) { network_.set_slow_pair(src, dst); }
   size_t slow_in_flight() const { return network_.slow_in_flight(); }
   uint64_t delivered() const { return network_.delivered(); }
+  // The bounded cache: every node within its bound, then perhaps one random
+  // eviction (SimOptions::cache_pages, evict_chance). After every delivery.
+  void evict_now();
   // Ticks every node's hang watch at simulated time `now` (seconds).
   void tick_watches(double now);
 

@@ -15,6 +15,7 @@ SimNode::SimNode(SimCluster &cluster, Rank rank)
       semaphores_(*this, [this](uint64_t object) { return manager_of(object); }),
       conditions_(*this, [this](uint64_t object) { return manager_of(object); }),
       thread_reductions_(*this, [this](uint64_t object) { return manager_of(object); }),
+      cache_(cluster.options().cache_pages, cluster.options().cache_policy, cluster.options().cache_pages / 4),
       watch_(*this, options_.watch, [this] {
         RankState s = hang_state_ ? hang_state_() : RankState{};
         s.sent = stats_.messages_sent;
@@ -98,11 +99,37 @@ Access SimNode::access(PageId page) const {
 }
 
 void SimNode::set_access(PageId page, Access access) {
+  if (cache_.bounded() && home_of(page) != rank_) cache_.note_access(page, access);
   if (options_.ignore_downgrades && access < this->access(page)) return;
   view_[page] = (uint8_t)access;
 }
 
+bool SimNode::evict(PageId page) {
+  ProtocolEngine::Eviction e = engine_->evict(page);
+  if (e == ProtocolEngine::Eviction::Busy) return false;
+  std::memset(frame(page), SimOptions::kEvictedByte, page_size());
+  return true;
+}
+
+void SimNode::trim_cache() {
+  // At most one proposal per resident page and pass: the rest are busy.
+  for (size_t tries = 2 * cache_.resident() + 2; cache_.over() && tries > 0; --tries) {
+    PageId victim;
+    if (!cache_.propose(&victim)) break;
+    evict(victim);
+  }
+  if (cache_.bounded())
+    stats_.cache_resident_peak = std::max<uint64_t>(stats_.cache_resident_peak, cache_.resident());
+}
+
+bool SimNode::evict_random(uint64_t pick) {
+  PageId page = pick % options_.total_pages();
+  if (home_of(page) == rank_ || home_of(page) < 0 || access(page) == Access::None) return false;
+  return evict(page);
+}
+
 void SimNode::reset_view(PageId first, PageId count) {
+  for (PageId p = first; p < first + count; ++p) cache_.note_access(p, Access::None);  // no copy of a new or freed page
   std::fill(view_.begin() + first, view_.begin() + first + count, kUnset);
 }
 

@@ -99,8 +99,16 @@ class SimNode final : public EngineHost {
   // counts are the node's own.
   void set_hang_state(std::function<RankState()> state) { hang_state_ = std::move(state); }
   void deliver(const MsgHeader &m, Payload p);
+  // The bounded cache (SimOptions::cache_pages): evicts until within bound.
+  void trim_cache();
+  // Evicts one resident copy of a remote page chosen by `pick` (an index
+  // below the number of pages); false if the page it lands on holds none.
+  bool evict_random(uint64_t pick);
+  const PageCache &cache() const { return cache_; }
 
  private:
+  // Asks the engine to evict `page`; discards the frame if it went.
+  bool evict(PageId page);
   // The application view: an entry is unset until the engine or the memory
   // service changes it; an unset page is open as far as the protocol lets a
   // home (asked once) if it is live and homed here, else closed. This is
@@ -146,6 +154,7 @@ class SimNode final : public EngineHost {
   std::vector<uint8_t> marked_;
   std::vector<PageId> marked_list_;
   std::vector<uint32_t> meta_;
+  PageCache cache_;
 };
 
 }  // namespace agora

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "memory/page_cache.h"
 #include "protocol/engine.h"
 #include "sync/hang_watch.h"
 
@@ -50,6 +51,17 @@ struct SimOptions {
   // (0: unknown). With 1, nodes report sole_application_thread() as a rank
   // running one thread does (regc relies on it to drop entries sooner).
   int application_threads = 0;
+  // The bounded cache (docs/cache.md): each node holds at most cache_pages
+  // copies of remote pages (0: unbounded), evicting by cache_policy after
+  // every delivery; and, at any delivery, with chance evict_chance one node
+  // evicts one of its copies chosen at random (evictions at random moments).
+  // An evicted frame is overwritten with kEvictedByte, as the runtime's hole
+  // punch leaves it meaningless: any read of it that the protocol lets
+  // through returns a value nobody wrote.
+  size_t cache_pages = 0;
+  CachePolicy cache_policy = CachePolicy::Clock;
+  double evict_chance = 0;
+  static constexpr uint8_t kEvictedByte = 0xee;
   // The hang watch's periods, in the simulated seconds the test ticks it with.
   HangWatch::Options watch;
 

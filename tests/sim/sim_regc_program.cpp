@@ -245,6 +245,7 @@ RegcRunResult run_regc_program(const SimOptions &options, int threads_per_node, 
   run_schedule(cluster, schedule, &result.steps);
 
   result.messages = cluster.delivered();
+  for (Rank n = 0; n < o.nodes; ++n) result.totals.combine(cluster.node(n).stats());
   result.reads = oracle.reads();
   for (int k = 1; k <= 3; ++k) result.constrained[k] = oracle.reads_constrained_by(k);
   return result;

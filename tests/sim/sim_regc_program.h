@@ -48,6 +48,7 @@ struct RegcRunResult {
   std::string failure;  // what went wrong, with the seed
   uint64_t steps = 0, messages = 0, reads = 0;
   uint64_t constrained[4] = {0, 0, 0, 0};  // reads constrained by rule 1..3 (RegcOracle)
+  Stats totals;  // every node's statistics combined
 };
 
 // The value of the k-th write (k = 1..kMaxWritesPerWord) of `word` in a

@@ -21,7 +21,7 @@
 // the host's one-sided reads as well, a miss reads the page (and the home's
 // applied-interval vector, home_meta) without the home's CPU; see
 // hlrc_remote_read.cpp for why that is safe. Sequential misses to one home
-// fetch the following pages too (hlrc_prefetch.h), and pages a rank keeps
+// fetch the following pages too (shared/sequential_misses.h), and pages a rank keeps
 // missing after barriers are fetched again as each barrier ends
 // (hlrc_refresh.cpp). docs/hlrc.md has the whole argument.
 //
@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "protocol/engine.h"
-#include "protocol/hlrc/hlrc_prefetch.h"
 #include "protocol/shared/flush_observers.h"
+#include "protocol/shared/sequential_misses.h"
 #include "protocol/shared/page_copies.h"
 #include "protocol/shared/write_notices.h"
 
@@ -70,6 +70,7 @@ class HlrcEngine final : public ProtocolEngine {
   void raise_page_floor(const std::vector<uint32_t> &floor) override;
   void flush(const std::vector<StoreRange> &ranges, std::function<void()> done) override;
   void flush_all(std::function<void()> done) override;
+  Eviction evict(PageId page) override;
 
   // Most pages one fetch (message or one-sided read) may ask for.
   static constexpr uint64_t kMaxFetchRun = 4096;
@@ -83,6 +84,9 @@ class HlrcEngine final : public ProtocolEngine {
                  // u32 status (0: served, then version[n] (u32) + page; else refused)
     kDiffs,      // writer -> home: a = interval; payload = {u64 page, u32 size, diff}*
     kDiffsAck,   // home -> writer: a = interval
+    kWriteBack,     // evicting rank -> home: a dirty copy's diff now, before its interval
+                    // closes (no version: the close numbers it); payload = {u64 page, u32 size, diff}
+    kWriteBackAck,  // home -> evicting rank: a = page
   };
 
  private:
@@ -159,6 +163,9 @@ class HlrcEngine final : public ProtocolEngine {
   void flush_page(const FlushPage &f, uint64_t token);
   void flush_message(const MsgHeader &m, Payload p);
   void send_refresh(Rank to, PageId page, uint64_t token);
+  // ---- the bounded cache (hlrc_evict.cpp) ----
+  void home_apply_writeback(const MsgHeader &m, Payload p);
+  void on_writeback_ack(PageId page);
 
   // ---- intervals (hlrc_intervals.cpp) ----
   void close_interval();
@@ -173,6 +180,9 @@ class HlrcEngine final : public ProtocolEngine {
   std::vector<PageId> dirty_;  // pages written in the open interval
   WriteNotices notices_;
   unsigned acks_outstanding_ = 0;
+  // Evicted dirty copies whose write-backs the homes have not acknowledged:
+  // notices wait for them too.
+  unsigned writebacks_outstanding_ = 0;
   std::vector<std::function<void()>> on_published_;
   std::map<uint64_t, VectorTime> barrier_arrivals_;  // epoch -> max vector time at arrival
   VectorTime previous_barrier_;  // everyone has seen this much once the next barrier is entered

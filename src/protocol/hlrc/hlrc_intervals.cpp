@@ -18,9 +18,22 @@ void HlrcEngine::close_interval() {
   const uint32_t index = notices_.time()[host_.rank()] + 1;
   const size_t size = host_.page_size();
   std::map<Rank, std::vector<std::byte>> to_home;
+  std::vector<PageId> closed;  // dirty_ without repeats (an evicted copy written again is listed twice)
   for (PageId page : dirty_) {
     PageState &s = state(page);
-    AGORA_ASSERT(s.dirty && page_copy_consistent(host_, page, s, false));
+    if (!s.dirty && !s.written_back) continue;  // listed again: done
+    closed.push_back(page);
+    if (!s.dirty) {
+      // Evicted: its writes went home with a write-back (hlrc_evict.cpp).
+      // An empty diff numbers the version this interval's notice requires.
+      s.written_back = false;
+      diff_batch_append(&to_home[host_.home_of(page)], page, {});
+      host_.stats().diffs_sent++;
+      vector_time_raise(&s.need, host_.nranks(), host_.rank(), index);
+      continue;
+    }
+    s.written_back = false;
+    AGORA_ASSERT(page_copy_consistent(host_, page, s, false));
     // Protect before diffing: a later write by any thread of this rank
     // faults and starts the next interval's twin. (A home page whose writes
     // the host tracks stays writable: the host reports the next write.)
@@ -54,7 +67,7 @@ void HlrcEngine::close_interval() {
     host_.send_request(home, {Channel::Protocol, kDiffs, 0, index, 0, 0}, {buf.data(), buf.size()});
     ++acks_outstanding_;
   }
-  notices_.add_own(dirty_);
+  notices_.add_own(closed);
   dirty_.clear();
   // One-sided readers of this home's pages need this interval's writes
   // (already in the frames) once its notices are out.
@@ -71,14 +84,14 @@ void HlrcEngine::note_notices_kept() {
 
 void HlrcEngine::on_diffs_ack() {
   if (acks_outstanding_ == 0) fatal("hlrc: unexpected diff acknowledgement");
-  if (--acks_outstanding_ > 0) return;
+  if (--acks_outstanding_ > 0 || writebacks_outstanding_ > 0) return;
   std::vector<std::function<void()>> ready;
   ready.swap(on_published_);
   for (auto &fn : ready) fn();
 }
 
 void HlrcEngine::when_published(std::function<void()> fn) {
-  if (acks_outstanding_ == 0) fn();
+  if (acks_outstanding_ == 0 && writebacks_outstanding_ == 0) fn();
   else on_published_.push_back(std::move(fn));
 }
 

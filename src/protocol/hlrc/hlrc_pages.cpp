@@ -28,13 +28,17 @@ Access HlrcEngine::local_access(PageId page) const { return page_copy_access(pag
 void HlrcEngine::on_fault(PageId page, Access need, Waiter *w) {
   PageState &s = state(page);
   if (s.access == Access::None && s.fetching) note_wanted(s);
-  if (page_copy_fault(host_, page, s, need, w, &dirty_, false)) fetch_after_miss(page, need);
+  const bool planted = options_.cache_mutation == EngineOptions::CacheMutation::RefetchBeforeWriteBack;
+  if (page_copy_fault(host_, page, s, need, w, &dirty_, false, planted)) fetch_after_miss(page, need);
   AGORA_ASSERT(page_copy_consistent(host_, page, s, false));
 }
 
 void HlrcEngine::fetch_after_miss(PageId page, Access need) {
   const Rank home = host_.home_of(page);
-  uint32_t ahead = need == Access::Read ? prefetch_.on_miss(home, page) : 0;
+  // Write misses too: the pages after a written one are fetched as read
+  // copies, and a write to one of them then only takes a twin, here.
+  (void)need;
+  uint32_t ahead = prefetch_.on_miss(home, page);
   // Only the pages right after it with the same home, missing here and not
   // being fetched: the run stays one read (or one message).
   uint32_t count = 1;
@@ -42,7 +46,8 @@ void HlrcEngine::fetch_after_miss(PageId page, Access need) {
     const PageId p = page + count;
     if (p < page || host_.home_of(p) != home) break;
     auto it = pages_.find(p);
-    if (it != pages_.end() && (it->second.access != Access::None || it->second.fetching)) break;
+    if (it != pages_.end() && (it->second.access != Access::None || it->second.fetching || it->second.writing_back))
+      break;
   }
   fetch_run(page, count);
 }
@@ -131,6 +136,8 @@ void HlrcEngine::on_message(const MsgHeader &m, Payload p) {
     case kPage: on_page(m, p); break;
     case kDiffs: home_apply_diffs(m, p); break;
     case kDiffsAck: on_diffs_ack(); break;
+    case kWriteBack: home_apply_writeback(m, p); break;
+    case kWriteBackAck: on_writeback_ack(m.a); break;
     default: fatal("hlrc: unknown message op %u from rank %d", (unsigned)m.op, m.src);
   }
 }

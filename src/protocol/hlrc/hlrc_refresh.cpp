@@ -60,7 +60,7 @@ void HlrcEngine::refresh_hot_pages() {
     if (it == pages_.end()) continue;
     PageState &s = it->second;
     // Missed (or refreshed) again since it was queued, or written: leave it.
-    if (s.access != Access::None || s.fetching || s.dirty || !s.hot) continue;
+    if (s.access != Access::None || s.fetching || s.dirty || s.writing_back || !s.hot) continue;
     if (++s.refreshes > kRefreshesUnconfirmed) {
       s.hot = false;
       s.refreshes = 0;

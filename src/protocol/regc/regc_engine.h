@@ -46,6 +46,7 @@
 #include "protocol/regc/regc_entries.h"
 #include "protocol/shared/flush_observers.h"
 #include "protocol/shared/page_copies.h"
+#include "protocol/shared/sequential_misses.h"
 
 namespace agora {
 
@@ -75,6 +76,7 @@ class RegcEngine final : public ProtocolEngine {
   void raise_page_floor(const std::vector<uint32_t> &floor) override;
   void flush(const std::vector<StoreRange> &ranges, std::function<void()> done) override;
   void flush_all(std::function<void()> done) override;
+  Eviction evict(PageId page) override;
 
   static constexpr size_t kOrdinaryUpdateMax = 256;
 
@@ -86,6 +88,9 @@ class RegcEngine final : public ProtocolEngine {
     kDiffsAck,    // home -> writer: a = batch; payload = u64 version per page, in order
     kEntries,     // broadcast: payload = an encoded RegcLog
     kEntriesAck,  // receiver -> broadcaster
+    kWriteBack,     // evicting rank -> home: a dirty copy's diff before its interval closes
+                    // (no version: the close numbers it); payload = {u64 page, u32 size, diff}
+    kWriteBackAck,  // home -> evicting rank: a = page
   };
 
  private:
@@ -101,6 +106,7 @@ class RegcEngine final : public ProtocolEngine {
     unsigned diffs_in_flight = 0;
     std::map<uint64_t, std::vector<std::byte>> early;  // updates beyond version + 1, by version
     uint64_t need = 0;     // the least version a fetched copy may have
+    bool prefetched = false;  // the fetch in flight was asked for ahead of a miss
   };
   // Where a closed interval's entries go, by the sync operation closing it.
   enum class Closing { Ordinary, SpanEnd, Barrier };
@@ -111,6 +117,9 @@ class RegcEngine final : public ProtocolEngine {
 
   // ---- faults and copies (regc_pages.cpp) ----
   void fetch(PageId page, PageState &s);
+  // A miss on `page`: when misses to its home are sequential, the pages
+  // after it are asked for too, one kFetch each, sent together.
+  void prefetch_after(PageId page);
   void on_page(const MsgHeader &m, Payload p);
   void apply(const RegcEntry &e);
   void apply_all(std::vector<RegcEntryRef> entries);
@@ -125,6 +134,10 @@ class RegcEngine final : public ProtocolEngine {
   // ---- flush (regc_flush.cpp, docs/flush.md) ----
   void flush_pass(const std::vector<FlushPage> &pages, uint64_t token);
   void flush_message(const MsgHeader &m, Payload p);
+  // ---- the bounded cache (regc_evict.cpp) ----
+  void home_apply_writeback(const MsgHeader &m, Payload p);
+  void on_writeback_ack(PageId page);
+  void run_acknowledged();  // every diff and write-back is home: run the waiting steps
 
   // ---- intervals and publication (regc_publish.cpp) ----
   struct Closed {
@@ -152,6 +165,7 @@ class RegcEngine final : public ProtocolEngine {
   uint64_t next_batch_ = 1;
   std::map<uint64_t, std::vector<RegcEntryRef>> unacknowledged_;
   std::vector<std::function<void()>> on_acknowledged_;
+  unsigned writebacks_outstanding_ = 0;  // evicted dirty copies not yet acknowledged
 
   RegcLog unbroadcast_;    // own entries every rank needs before its next span (rule 1)
   RegcLog since_barrier_;  // own entries not yet delivered to every rank (rule 3)
@@ -164,6 +178,7 @@ class RegcEngine final : public ProtocolEngine {
   std::set<PageId> early_pages_;  // pages holding updates that came early
   uint64_t page_floor_ = 0;  // versions of pages newly homed here start above freed ones
   FlushObservers flush_;    // observers of home pages, and the copies observed here
+  SequentialMisses prefetch_;  // AGORA_PREFETCH
 };
 
 }  // namespace agora

@@ -12,7 +12,8 @@
 namespace agora {
 
 RegcEngine::RegcEngine(EngineHost &host, SpanStores span_stores, const EngineOptions &options)
-    : host_(host), span_stores_(span_stores), options_(options), flush_(host, options) {
+    : host_(host), span_stores_(span_stores), options_(options), flush_(host, options),
+      prefetch_(options.prefetch_max) {
   if (host.page_size() > 32768) fatal("%s: page size %zu exceeds 32 KiB", name(), host.page_size());
 }
 
@@ -22,7 +23,11 @@ Access RegcEngine::local_access(PageId page) const { return page_copy_access(pag
 
 void RegcEngine::on_fault(PageId page, Access need, Waiter *w) {
   PageState &s = state(page);
-  if (page_copy_fault(host_, page, s, need, w, &dirty_, fine_grain())) fetch(page, s);
+  const bool planted = options_.cache_mutation == EngineOptions::CacheMutation::RefetchBeforeWriteBack;
+  if (page_copy_fault(host_, page, s, need, w, &dirty_, fine_grain(), planted)) {
+    fetch(page, s);
+    prefetch_after(page);
+  }
   AGORA_ASSERT(page_copy_consistent(host_, page, s, fine_grain()));
 }
 
@@ -30,6 +35,21 @@ void RegcEngine::fetch(PageId page, PageState &s) {
   s.fetching = true;
   s.refetch = false;
   host_.send_request(host_.home_of(page), {Channel::Protocol, kFetch, 0, page, 0, 0});
+}
+
+void RegcEngine::prefetch_after(PageId page) {
+  const Rank home = host_.home_of(page);
+  const uint32_t ahead = prefetch_.on_miss(home, page);
+  for (PageId q = page + 1; q <= page + ahead && q > page && host_.home_of(q) == home; ++q) {
+    auto it = pages_.find(q);
+    if (it != pages_.end()) {
+      const PageState &t = it->second;
+      if (t.access != Access::None || t.fetching || t.writing_back || t.dirty) break;  // held, or on its way
+    }
+    PageState &t = state(q);
+    t.prefetched = true;
+    fetch(q, t);
+  }
 }
 
 void RegcEngine::on_page(const MsgHeader &m, Payload p) {
@@ -42,9 +62,12 @@ void RegcEngine::on_page(const MsgHeader &m, Payload p) {
   }
   if (m.b < s.need || s.refetch) {  // served before writes this rank must see reached the home
     host_.stats().stale_replies++;
-    fetch(page, s);
+    if (s.waiters.empty()) s.fetching = s.prefetched = false;  // fetched ahead, not wanted yet
+    else fetch(page, s);
     return;
   }
+  if (s.prefetched && s.waiters.empty()) host_.stats().pages_prefetched++;
+  s.prefetched = false;
   // Copies only move forward: every way a copy is invalidated raised its
   // need above its version.
   AGORA_ASSERT(m.b >= s.version);
@@ -120,11 +143,16 @@ void RegcEngine::on_message(const MsgHeader &m, Payload p) {
   switch (m.op) {
     case kFetch: home_serve(m); break;
     case kPage: on_page(m, p); break;
-    case kNack: page_copy_refused(state(m.a), (int)(int64_t)m.b); break;
+    case kNack:
+      state(m.a).prefetched = false;
+      page_copy_refused(state(m.a), (int)(int64_t)m.b);
+      break;
     case kDiffs: home_apply_diffs(m, p); break;
     case kDiffsAck: on_diffs_ack(m, p); break;
     case kEntries: on_entries(m, p); break;
     case kEntriesAck: on_entries_ack(); break;
+    case kWriteBack: home_apply_writeback(m, p); break;
+    case kWriteBackAck: on_writeback_ack(m.a); break;
     default: fatal("%s: unknown message op %u from rank %d", name(), (unsigned)m.op, m.src);
   }
 }

@@ -34,7 +34,15 @@ std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const st
   std::map<Rank, std::vector<RegcEntryRef>> awaiting;
   for (PageId page : dirty_) {
     PageState &s = state(page);
-    AGORA_ASSERT(s.dirty && page_copy_consistent(host_, page, s, fine_grain()));
+    if (!s.dirty && !s.written_back) continue;  // listed again (evicted, then written again): done
+    // Evicted in this interval (regc_evict.cpp): some of its writes went
+    // home by write-back, so no diff taken here is the whole change from
+    // the previous version: the entry is a notice, never an update. An
+    // evicted copy not written again has no twin: an empty diff, which
+    // numbers the version.
+    const bool written_back = s.written_back;
+    s.written_back = false;
+    AGORA_ASSERT(page_copy_consistent(host_, page, s, fine_grain()));
     // Protect before diffing: a later write by any thread faults and starts
     // the next interval's twin.
     if (s.access == Access::Write) {
@@ -52,8 +60,10 @@ std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const st
     // Under regc a span's diffs travel as updates, and so do small ordinary
     // ones. An update is always the whole diff: a copy patched with it is
     // then exactly the home's version it names.
-    if (fine_grain() && (why == Closing::SpanEnd || diff.size() <= kOrdinaryUpdateMax)) e->update = diff;
-    const bool span_only = why == Closing::SpanEnd && stores && !diff.empty() && diff_within(diff, *stores, page, size);
+    if (fine_grain() && !written_back && (why == Closing::SpanEnd || diff.size() <= kOrdinaryUpdateMax))
+      e->update = diff;
+    const bool span_only = why == Closing::SpanEnd && stores && !written_back && !diff.empty() &&
+                           diff_within(diff, *stores, page, size);
     if (is_home(page)) {
       if (!s.cached_elsewhere) continue;  // nobody holds a copy: nothing to tell
       e->version = ++s.version;
@@ -111,14 +121,18 @@ void RegcEngine::on_diffs_ack(const MsgHeader &m, Payload p) {
     }
   }
   unacknowledged_.erase(it);
-  if (!unacknowledged_.empty()) return;
+  run_acknowledged();
+}
+
+void RegcEngine::run_acknowledged() {
+  if (!unacknowledged_.empty() || writebacks_outstanding_ > 0) return;
   std::vector<std::function<void()>> ready;
   ready.swap(on_acknowledged_);
   for (auto &fn : ready) fn();
 }
 
 void RegcEngine::when_acknowledged(std::function<void()> fn) {
-  if (unacknowledged_.empty()) fn();
+  if (unacknowledged_.empty() && writebacks_outstanding_ == 0) fn();
   else on_acknowledged_.push_back(std::move(fn));
 }
 

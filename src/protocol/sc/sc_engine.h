@@ -31,6 +31,9 @@ class ScEngine final : public ProtocolEngine {
   void on_message(const MsgHeader &m, Payload p) override;
   Access local_access(PageId page) const override;
   void forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) override;
+  Eviction evict(PageId page) override;
+  bool reclaim_home(PageId page) override;
+  bool reclaims_home() const override { return true; }
 
   enum Op : uint16_t {
     kReadRequest = 1,   // requester -> home; b = pages after a wanted too (prefetch),
@@ -51,6 +54,8 @@ class ScEngine final : public ProtocolEngine {
     kInvalidateRunAck,  // reader -> home: pages [a, a+b) dropped
     kGrantWriteRun,     // home -> requester: write access to [a, a+b), which it holds
                         //   copies of (no payload); c = echoed epoch
+    kWriteBack,         // owner -> home: evicting its (only, writable) copy; payload = page
+    kWriteBackAck,      // home -> former owner: a = page
   };
 
  private:
@@ -72,6 +77,22 @@ class ScEngine final : public ProtocolEngine {
   // Write access to the run's pages after its first arrived (sc_batch.cpp).
   void install_write_run(PageId first, PageId count, uint64_t epoch);
   void on_invalidate_run(const MsgHeader &m);
+
+  // ---- the bounded cache (sc_evict.cpp) ----
+  // An owner's copy on its way home: the page as evicted (served to a fetch
+  // of the home that crosses the write-back) and the threads waiting to
+  // touch it again.
+  struct WriteBack {
+    std::vector<std::byte> page;
+    std::vector<Waiter *> waiters;
+  };
+  void home_on_writeback(PageId page, Rank from, Payload p);
+  void on_writeback_ack(PageId page);
+  // A write request for `page` also asked for the `extra` read copies after
+  // it as a run: the home will upgrade them without sending them, so they
+  // must not be evicted until the request is answered.
+  void mark_run(PageId page, PageId extra);
+  void unmark_run(PageId page);
 
   // ---- home side (sc_directory.cpp) ----
   struct Request {
@@ -134,6 +155,9 @@ class ScEngine final : public ProtocolEngine {
   std::unordered_map<PageId, Access> access_;    // pages whose access differs from the initial one
   std::unordered_map<PageId, Pending> pending_;  // pages with a request in flight
   std::unordered_map<PageId, DirEntry> directory_;
+  std::unordered_map<PageId, WriteBack> writing_back_;  // evicted owned copies not yet acknowledged
+  std::unordered_map<PageId, PageId> run_asked_;      // write request's page -> extra pages it named
+  std::unordered_map<PageId, unsigned> in_run_;       // pages named by write requests in flight
 };
 
 }  // namespace agora

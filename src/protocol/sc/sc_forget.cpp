@@ -45,6 +45,12 @@ void ScEngine::forget_pages(PageId first, PageId count, std::vector<uint32_t> *f
   gone.clear();
   for_each_in_range(access_, first, count, [&](auto it) { gone.push_back(it->first); });
   for (PageId p : gone) access_.erase(p);
+  gone.clear();
+  for_each_in_range(writing_back_, first, count, [&](auto it) { gone.push_back(it->first); });
+  for (PageId p : gone) {
+    for (Waiter *w : writing_back_[p].waiters) w->complete(kStatusFreed);
+    writing_back_.erase(p);  // its acknowledgement, if it comes, finds nothing
+  }
 }
 
 }  // namespace agora

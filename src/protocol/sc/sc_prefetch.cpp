@@ -105,7 +105,7 @@ void ScEngine::install_prefetched(PageId first, PageId count, const std::byte *d
     // Asked for only while invalid and not pending; a request made since
     // then is answered after this reply (same pair, in order) and finds the
     // copy installed.
-    if (local_access(q) != Access::None) continue;
+    if (local_access(q) != Access::None || writing_back_.count(q)) continue;
     std::memcpy(host_.frame(q), data + i * ps, ps);  // before opening the protection
     set_local(q, Access::Read);
     host_.stats().pages_fetched++;

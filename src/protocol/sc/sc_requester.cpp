@@ -26,6 +26,10 @@ void ScEngine::set_local(PageId page, Access a) {
 }
 
 void ScEngine::on_fault(PageId page, Access need, Waiter *w) {
+  if (auto wb = writing_back_.find(page); wb != writing_back_.end()) {
+    wb->second.waiters.push_back(w);  // retried once the home has the page (sc_evict.cpp)
+    return;
+  }
   if (local_access(page) >= need) {  // another thread of this rank got it first
     w->complete(AGORA_OK);
     return;
@@ -42,6 +46,7 @@ void ScEngine::on_fault(PageId page, Access need, Waiter *w) {
     if (need == Access::Write) home_write_request(page, {home, need, holds_copy}, extra, forget_epoch_);
     else home_request(page, {home, need});
   } else if (need == Access::Write) {
+    mark_run(page, extra);
     host_.send_request(home, {Channel::Protocol, kWriteRequest, 0, page, extra,
                               forget_epoch_ << 1 | (holds_copy ? 1u : 0u)});
   } else {
@@ -60,6 +65,7 @@ void ScEngine::complete_local(PageId page, Access granted, Payload data) {
     host_.stats().pages_fetched++;
   }
   set_local(page, granted);
+  unmark_run(page);
   auto it = pending_.find(page);
   if (it == pending_.end()) return;
   for (Waiter *w : it->second.waiters) w->complete(AGORA_OK);
@@ -67,6 +73,7 @@ void ScEngine::complete_local(PageId page, Access granted, Payload data) {
 }
 
 void ScEngine::fail_local(PageId page, int status) {
+  unmark_run(page);
   auto it = pending_.find(page);
   if (it == pending_.end()) return;
   for (Waiter *w : it->second.waiters) w->complete(status);
@@ -81,6 +88,14 @@ void ScEngine::on_invalidate(const MsgHeader &m) {
 
 void ScEngine::on_fetch(const MsgHeader &m) {
   Access keep = (Access)m.b;
+  if (auto wb = writing_back_.find(m.a); wb != writing_back_.end()) {
+    // The fetch crossed this rank's write-back: the evicted page is the
+    // newest copy. Nothing is kept (a listed reader without a copy acks
+    // invalidations like any other).
+    host_.send(m.src, {Channel::Protocol, kFetchData, 0, m.a, 0, 0},
+               {wb->second.page.data(), wb->second.page.size()});
+    return;
+  }
   if (keep == Access::None) host_.stats().invalidations_received++;
   // Revoke write access first so no store lands after the copy is taken.
   set_local(m.a, keep);
@@ -114,6 +129,11 @@ void ScEngine::on_message(const MsgHeader &m, Payload p) {
       break;
     case kInvalidateRun: on_invalidate_run(m); break;
     case kInvalidateRunAck: home_on_run_ack(m.a); break;
+    case kWriteBack:
+      if (p.size != ps) fatal("sc: write-back of page %llu from rank %d carries %zu bytes", (unsigned long long)m.a, m.src, p.size);
+      home_on_writeback(m.a, m.src, p);
+      break;
+    case kWriteBackAck: on_writeback_ack(m.a); break;
     case kGrantWriteRun:
       if (m.b == 0) fatal("sc: empty write run grant from rank %d", m.src);
       install_write_run(m.a + 1, m.b - 1, m.c);

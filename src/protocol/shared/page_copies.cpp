@@ -35,7 +35,7 @@ void page_copy_make_dirty(EngineHost &host, PageId page, PageCopy &s, std::vecto
 }  // namespace
 
 bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Waiter *w,
-                     std::vector<PageId> *dirty, bool twin_home) {
+                     std::vector<PageId> *dirty, bool twin_home, bool refetch_before_writeback) {
   if (host.home_of(page) == host.rank() && !host.page_allocated(page)) {
     w->complete(kStatusUnallocated);
     return false;
@@ -43,7 +43,8 @@ bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Wa
   if (s.access == Access::None) {  // an invalid copy: fetch it, then retry
     s.waiters.push_back(w);
     s.want_write |= need == Access::Write;
-    return !s.fetching;
+    // An evicted dirty copy is fetched once its writes are home.
+    return !s.fetching && (!s.writing_back || refetch_before_writeback);
   }
   if (need == Access::Write && s.access == Access::Read) page_copy_make_dirty(host, page, s, dirty, twin_home);
   w->complete(AGORA_OK);  // else another thread of this rank already resolved it

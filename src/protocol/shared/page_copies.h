@@ -25,6 +25,13 @@ struct PageCopy {
   // Home pages cached elsewhere whose writes the host tracks
   // (EngineHost::track_home_writes): they stay writable instead.
   bool writes_tracked = false;
+  // Bounded cache (page_copy_evict.cpp): the copy was evicted dirty and its
+  // writes are on their way home (a fault waits for the acknowledgement,
+  // so that the copy fetched next holds them) ...
+  bool writing_back = false;
+  // ... and the open interval wrote it: its close still sends the page a
+  // (possibly empty) diff, which numbers the version its notice requires.
+  bool written_back = false;
   std::vector<std::byte> twin;  // while dirty (home pages: if the protocol wants one)
   std::vector<Waiter *> waiters;
 };
@@ -54,8 +61,9 @@ Access page_copy_access(const std::unordered_map<PageId, State> &pages, const En
 // the page must be fetched (and no fetch is outstanding yet). The first
 // write of an interval marks the page dirty (in *dirty) and takes a twin,
 // unless it is a home page and `twin_home` is false.
+// (refetch_before_writeback: the tester's planted bug, see CacheMutation.)
 bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Waiter *w,
-                     std::vector<PageId> *dirty, bool twin_home);
+                     std::vector<PageId> *dirty, bool twin_home, bool refetch_before_writeback = false);
 
 // A copy from the home arrived: install it (keeping this rank's unsent
 // writes: 2-way diffing), make it dirty at once for a waiting writer, and
@@ -77,5 +85,19 @@ void page_copy_share_home(EngineHost &host, PageId page, PageCopy &s);
 // change waits for runs->apply, which must come before any thread of the
 // rank is let past the acquire that brought the notice.
 bool page_copy_invalidate(EngineHost &host, PageId page, PageCopy &s, AccessRuns *runs = nullptr);
+
+// ---- the bounded cache (page_copy_evict.cpp) --------------------------------
+// Drops a copy homed elsewhere to make room (ProtocolEngine::evict). A clean
+// copy just goes; a dirty one is protected, diffed against its twin into
+// *writeback (the caller sends it home now, kWriteBack) and marked
+// writing_back and written_back. Busy while a fetch or a write-back of it is
+// out or a thread waits on it. `mutation`: the tester's planted bugs.
+ProtocolEngine::Eviction page_copy_evict(EngineHost &host, PageId page, PageCopy &s,
+                                         std::vector<std::byte> *writeback,
+                                         EngineOptions::CacheMutation mutation);
+
+// The home acknowledged a write-back: a thread waiting on the page may fetch
+// it now. True if one waits (the caller fetches it).
+bool page_copy_written_back(PageCopy &s);
 
 }  // namespace agora

@@ -5,8 +5,11 @@ namespace agora {
 bool page_copy_consistent(const EngineHost &host, PageId page, const PageCopy &s, bool twin_home) {
   const bool home = host.home_of(page) == host.rank();
   if (s.fetching && s.access != Access::None) return false;
-  if (!s.waiters.empty() && !s.fetching) return false;
-  if (s.want_write && !s.fetching) return false;
+  const bool awaited = s.fetching || s.writing_back;  // what a waiter waits for
+  if (!s.waiters.empty() && !awaited) return false;
+  if (s.want_write && !awaited) return false;
+  if (s.writing_back && (home || s.fetching || s.dirty || s.access != Access::None)) return false;
+  if (s.written_back && home) return false;
   const bool twinned = !home || twin_home;
   if (!s.twin.empty() != (s.dirty && twinned)) return false;
   if (!s.twin.empty() && s.twin.size() != host.page_size()) return false;

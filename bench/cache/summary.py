@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Markdown tables from bench/cache/fig4.py's JSON: per protocol and ranks,
+bandwidth (medians) with the data fitting the cache, with twice the data,
+and unbounded; their ratio; and the exact counts per rank and iteration.
+
+Usage: bench/cache/summary.py FIG4.json [MORE.json ...]"""
+import json
+import sys
+
+
+def table(doc):
+    rs = doc["results"]
+    out = ["stream_triad --remote 1, %d rounds, %d iterations each; cache %d MiB per rank, data per rank %d MiB (fits) "
+           "or %d MiB (2x); load average (1/5/15 min) before each round and at the end: %s" % (
+               doc["rounds"], rs[0]["iterations"], doc["cache_bytes"] >> 20, doc["data_per_rank_fits"] >> 20,
+               2 * doc["data_per_rank_fits"] >> 20, "; ".join("/".join(u) for u in doc["loadavg"])), "",
+           "| protocol | ranks | policy | fits GB/s | 2x GB/s | fits / 2x | 2x unbounded GB/s | 2x: faults per rank-iteration (read+write) | pages fetched | prefetched | evictions | write-backs | bytes moved per rank-iteration (messages + one-sided) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    keys = []
+    for r in rs:
+        k = (r["protocol"], r["ranks"], r["policy"])
+        if r["policy"] != "-" and k not in keys:
+            keys.append(k)
+    for protocol, ranks, policy in keys:
+        f = [r for r in rs if (r["protocol"], r["ranks"], r["policy"]) == (protocol, ranks, policy)]
+        fits = [r for r in f if r["size"] == "fits"][0]
+        spill = [r for r in f if r["size"] == "2x"][0]
+        unb = [r for r in rs if r["protocol"] == protocol and r["ranks"] == ranks and r["cache"] == 0][0]
+        per = ranks * spill["iterations"]
+        k = spill["kernel_stats"]
+        out.append("| %s | %d%s | %s | %.3f | %.3f | %.2f | %.3f | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f MiB |" % (
+            protocol, ranks, " (oversubscribed)" if ranks > 2 else "", policy, fits["gbs_median"],
+            spill["gbs_median"], fits["gbs_median"] / spill["gbs_median"], unb["gbs_median"],
+            (k["read_faults"] + k["write_faults"]) / per, k["pages_fetched"] / per, k["pages_prefetched"] / per,
+            k["cache_evictions"] / per, k["cache_writebacks"] / per,
+            (k["bytes_sent"] + k["one_sided_bytes"]) / per / 2**20))
+    return "\n".join(out)
+
+
+for path in sys.argv[1:]:
+    print(table(json.load(open(path))))
+    print()

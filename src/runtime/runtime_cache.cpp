@@ -1,0 +1,145 @@
+// The runtime's side of the bounded cache of remote pages (docs/cache.md):
+// what bounds it, how it learns which copies this rank holds (every
+// protection change of a page homed elsewhere passes through
+// set_access_run), and when it evicts (between engine calls: after each
+// protocol message and each completed one-sided read, the only events that
+// install copies). An evicted page's frame is discarded: the memory goes
+// back to the system, and the view's mappings merge again.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/log.h"
+#include "runtime/runtime.h"
+
+namespace agora {
+
+namespace {
+// Mappings left for everything else a rank maps (libraries, stacks, home
+// pages protected apart) when the kernel's limit bounds the cache.
+constexpr uint64_t kMapsReserved = 8192;
+// Most copies one trim evicts below the bound (a sixteenth of the cache at most).
+constexpr size_t kTrimBatch = 64;
+}  // namespace
+
+bool Runtime::open_cache(std::string *error) {
+  const uint64_t page = page_size();
+  // Each copy whose protection differs from both neighbours' splits a
+  // mapping in three: at most two more mappings per copy.
+  const uint64_t limit = platform::vm_map_limit();
+  uint64_t by_maps = limit > 2 * kMapsReserved ? (limit - kMapsReserved) / 2 : limit / 4;
+  const uint64_t least = std::max<uint64_t>(kCacheMinPages, 16ull * config_.threads_per_rank);
+  // Half the mappings for copies of remote pages, half for home pages
+  // protected apart (sc: shared or owned elsewhere), which the engine can
+  // take back (reclaim_home).
+  const uint64_t for_homes = engine_->reclaims_home() ? by_maps / 2 : 0;
+  if (for_homes) home_apart_.emplace(for_homes, CachePolicy::Fifo, 16);
+  by_maps -= for_homes;
+  uint64_t pages = config_.cache_bytes / page;
+  if (config_.cache_bytes) {
+    if (pages < least) {
+      const char *text = std::getenv("AGORA_CACHE");
+      *error = "AGORA_CACHE=" + std::string(text ? text : std::to_string(config_.cache_bytes)) + " holds " +
+               std::to_string(pages) + " pages of " + std::to_string(page) + " bytes; the cache needs at least " +
+               std::to_string(least) + " (" + platform::human_bytes(least * page) +
+               ": 64 pages, and 16 per thread a rank runs, AGORA_THREADS_PER_RANK=" +
+               std::to_string(config_.threads_per_rank) + ") so that every thread can hold what one access touches";
+      return false;
+    }
+    if (by_maps && pages > by_maps) {
+      if (rank() == 0)
+        log_error("AGORA_CACHE: %llu pages is more than vm.max_map_count=%llu allows separately protected; "
+                  "the cache holds %llu pages (raise vm.max_map_count for more)",
+                  (unsigned long long)pages, (unsigned long long)limit, (unsigned long long)by_maps);
+      pages = by_maps;
+    }
+  } else {
+    pages = by_maps;  // unset: unbounded but for the kernel (0 if it does not say)
+  }
+  if (pages == 0) return true;
+  cache_.emplace(pages, config_.cache_policy, std::max<size_t>(16, pages / 4));
+  log_debug("cache of remote pages: %llu pages (%s), policy %s", (unsigned long long)pages,
+            config_.cache_bytes ? "AGORA_CACHE" : "vm.max_map_count",
+            config_.cache_policy == CachePolicy::Clock ? "clock" : "fifo");
+  return true;
+}
+
+void Runtime::cache_note(PageId first, PageId count, Access access) {
+  if (!cache_ && !home_apart_) return;
+  const Rank me = rank();
+  const Access home = engine_->home_access();
+  for (PageId p = first; p < first + count; ++p) {
+    if (space_->home_of(p) != me) {
+      if (cache_) cache_->note_access(p, access);
+    } else if (home_apart_) {
+      home_apart_->note_access(p, access != home ? Access::Read : Access::None);
+      if (access == home) reclaiming_.erase(p);
+    }
+  }
+  if (cache_) stats_.cache_resident_peak = std::max<uint64_t>(stats_.cache_resident_peak, cache_->resident());
+}
+
+void Runtime::cache_forget(PageId first, PageId count) {
+  for (PageId p = first; p < first + count; ++p) {
+    if (cache_) cache_->note_access(p, Access::None);
+    if (home_apart_) home_apart_->note_access(p, Access::None);
+    reclaiming_.erase(p);
+  }
+}
+
+void Runtime::cache_trim() {
+  // Home pages first: a reclaim finishes later (the readers' acks), so
+  // those under way count as gone.
+  if (home_apart_) {
+    for (size_t tries = 2 * home_apart_->resident() + 2;
+         home_apart_->resident() - std::min(home_apart_->resident(), reclaiming_.size()) > home_apart_->capacity() &&
+         tries > 0;
+         --tries) {
+      PageId page;
+      if (!home_apart_->propose(&page)) break;
+      if (!reclaiming_.count(page) && engine_->reclaim_home(page)) {
+        if (engine_->local_access(page) != engine_->home_access()) reclaiming_.insert(page);
+        stats_.cache_home_reclaims++;
+      }
+    }
+  }
+  if (!cache_ || !cache_->over()) return;
+  const size_t page = page_size();
+  // Once over, a batch goes below the bound, so that the protection changes
+  // and frame discards come in runs (a sweep evicts in install order).
+  const size_t target = cache_->capacity() - std::min<size_t>(cache_->capacity() / 16, kTrimBatch);
+  std::vector<PageId> gone;
+  // Busy copies (in flight, waited on) are passed over: at most two passes.
+  for (size_t tries = 2 * cache_->resident() + 2; cache_->resident() > target && tries > 0; --tries) {
+    PageId victim;
+    if (!cache_->propose(&victim)) break;
+    // A clean copy (read access: a written one has write access, or none)
+    // may lose its protection a little later, with its neighbours: until
+    // then threads read valid data and cannot write. A written copy is
+    // protected at once, before the engine takes its diff.
+    defer_clean_eviction_ = engine_->local_access(victim) == Access::Read;
+    const ProtocolEngine::Eviction e = engine_->evict(victim);
+    defer_clean_eviction_ = false;
+    if (e != ProtocolEngine::Eviction::Busy) gone.push_back(victim);
+  }
+  std::sort(deferred_none_.begin(), deferred_none_.end());
+  for (size_t i = 0; i < deferred_none_.size();) {
+    size_t j = i + 1;
+    while (j < deferred_none_.size() && deferred_none_[j] == deferred_none_[j - 1] + 1) ++j;
+    protect_run(deferred_none_[i], j - i, Access::None);
+    i = j;
+  }
+  deferred_none_.clear();
+  // The engine took what it needed from the frames: give their memory back.
+  std::sort(gone.begin(), gone.end());
+  for (size_t i = 0; i < gone.size();) {
+    size_t j = i + 1;
+    while (j < gone.size() && gone[j] == gone[j - 1] + 1) ++j;
+    if (!platform::vm_discard(range_, gone[i] * page, (j - i) * page))
+      fatal("cannot discard the frames of evicted pages %llu..+%zu: %s", (unsigned long long)gone[i], j - i,
+            std::strerror(errno));
+    i = j;
+  }
+}
+
+}  // namespace agora
