@@ -15,6 +15,12 @@ namespace agora::service_timing {
 // from 0.96 to 2.3 us: docs/service.md, "The doorbell").
 constexpr double kRingInterval_s = 20e-6;
 
+// ---- a memory server (Runtime::serve_as_memory_server) ----
+// A server sleeps until rung; this bounds only the delay of a lost ring (a
+// UDP datagram across hosts). On one host rings are signals and never lost:
+// an idle server wakes once a second, ~0 CPU (docs/memory-servers.md).
+constexpr uint32_t kServerBackstop_us = 1000000;
+
 // ---- a thread waiting inside the library (Runtime::wait) ----
 // Idle polls (nothing received) spent spinning with a pause before the
 // waiter starts yielding its core on every idle poll: with ranks
