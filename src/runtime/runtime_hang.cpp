@@ -32,7 +32,8 @@ std::string Runtime::describe_wait(const WaitNote &n) const {
   char line[256];
   switch (n.kind) {
     case WaitKind::Fault:
-      std::snprintf(line, sizeof line, "a page fault at %p (its home is rank %d)", (void *)n.a, (int)n.b);
+      std::snprintf(line, sizeof line, "a page fault at %p (its home is rank %d%s)", (void *)n.a, (int)n.b,
+                    (Rank)n.b >= compute_nranks_ ? ", a memory server" : "");
       break;
     case WaitKind::Lock:
       if (space_->contains(n.a))

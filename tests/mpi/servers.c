@@ -10,7 +10,10 @@
  *                    server (found in /proc by its MPI rank) must use under
  *                    2% of a core meanwhile
  *   servers kill     rank 0 kills the last server with SIGKILL, then touches
- *                    memory it homes: the job must end, naming the rank */
+ *                    memory it homes: the job must end, naming the rank
+ *   servers stop     rank 0 stops the last server (SIGSTOP), then touches
+ *                    memory it homes: the hang watch must name the server
+ *                    (run with --hang-warn and --hang-timeout) */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <signal.h>
@@ -208,7 +211,7 @@ static void idle(int seconds) {
     PASS("servers idle");
 }
 
-static void kill_server(void) {
+static void kill_server(int sig) {
     int me = agora_rank(), c = agora_nranks(), m = servers();
     CHECK(m > 0, "run with --memory-servers M");
     char *mem = agora_alloc(64 * PAGE);
@@ -216,8 +219,8 @@ static void kill_server(void) {
     if (me == 0) {
         pid_t pid = pid_of_rank(c + m - 1);
         CHECK(pid > 0, "cannot find memory server %d in /proc", c + m - 1);
-        fprintf(stderr, "killing memory server %d (pid %d)\n", c + m - 1, (int)pid);
-        kill(pid, SIGKILL);
+        fprintf(stderr, "sending signal %d to memory server %d (pid %d)\n", sig, c + m - 1, (int)pid);
+        kill(pid, sig);
         sleep(1);
         for (int i = 0; i < 64; i++) mem[i * PAGE] = 1;  /* some of these are homed on it */
     }
@@ -230,7 +233,8 @@ int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "layout";
     if (!strcmp(mode, "layout")) layout();
     else if (!strcmp(mode, "idle")) idle(argc > 2 ? atoi(argv[2]) : 3);
-    else if (!strcmp(mode, "kill")) kill_server();
+    else if (!strcmp(mode, "kill")) kill_server(SIGKILL);
+    else if (!strcmp(mode, "stop")) kill_server(SIGSTOP);
     else CHECK(0, "unknown mode %s", mode);
     agora_finalize();
     return 0;

@@ -38,5 +38,8 @@ agora_failure_test(servers_stripe_not_pages 20 "AGORA_STRIPE=6144 is not a multi
   ${AGORARUN} -n 3 --memory-servers 1 --stripe 6K $<TARGET_FILE:test_servers> layout)
 agora_failure_test(servers_one_sided 20 "AGORA_FETCH=one-sided does not work with memory servers"
   ${AGORARUN} -n 3 --memory-servers 1 --fetch one-sided $<TARGET_FILE:test_servers> layout)
-agora_failure_test(servers_dead_server 30 "rank 2|process rank 2"
+agora_failure_test(servers_dead_server 30 "process rank 2"
   ${AGORARUN} -n 3 --memory-servers 1 $<TARGET_FILE:test_servers> kill)
+# A stopped server: the hang watch names it as the home rank 0 waits for.
+agora_failure_test(servers_stuck_server 40 "its home is rank 2, a memory server"
+  ${AGORARUN} -n 3 --memory-servers 1 --hang-warn 2 --hang-timeout 6 $<TARGET_FILE:test_servers> stop)

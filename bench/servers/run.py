@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Memory servers vs the service thread under light and heavy DSM load, on a
+dual and a busy core (paper 004 §IV, table II and III).
+
+Designs:
+  thread   today's default: C ranks, each homing its share of global memory
+           and served by its service thread (agorarun -n C)
+  servers  C compute ranks plus M memory servers that home all global memory
+           and are driven by messages only (agorarun -n C+M --memory-servers M)
+Programs:
+  ep       bench_ep (NAS EP): light load, only a final all-reduce
+  fetch    bench_servers_fetch: heavy load, every rank re-reads every page of
+           a cyclically placed array each iteration ((C-1)/C fetched)
+Conditions (this machine has 2 CPUs; paper 004's node had 2 cores):
+  dual     the workers (each rank's program thread) pinned to CPU 0
+           (BENCH_PIN_CPU=0); service threads and servers may use any CPU,
+           so CPU 1 is spare
+  busy     the same, plus a core filler (an infinite loop) pinned to CPU 1
+Every (design, program, condition) is run REPEATS times, interleaved (one of
+each per round, in an order that rotates), and the median time is reported
+with the busy/dual ratio per design and program. `uptime` is recorded before
+and after. Output: one JSON file (--out).
+
+Usage: run.py --build BUILD [--repeats 5] [--compute 2] [--servers 1]
+              [--protocol hlrc] [--ep-m 24] [--fetch-pages 1024]
+              [--fetch-iters 40] [--out FILE]"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+
+def uptime():
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def start_filler(cpu):
+    # A "small group of instructions in an infinite loop" (paper 004), pinned.
+    return subprocess.Popen(["taskset", "-c", str(cpu), "sh", "-c", "while :; do :; done"])
+
+
+def run_once(args, design, program, condition):
+    agorarun = os.path.join(args.build, "bin", "agorarun")
+    n = args.compute + (args.servers if design == "servers" else 0)
+    cmd = [agorarun, "-n", str(n), "--timeout", str(args.timeout), "--protocol", args.protocol]
+    if design == "servers":
+        cmd += ["--memory-servers", str(args.servers)]
+    if program == "ep":
+        cmd += [os.path.join(args.build, "bin", "bench_ep"), "-m", str(args.ep_m)]
+    else:
+        cmd += [os.path.join(args.build, "bin", "bench_servers_fetch"), str(args.fetch_pages),
+                str(args.fetch_iters)]
+    env = dict(os.environ, BENCH_PIN_CPU="0")
+    filler = start_filler(1) if condition == "busy" else None
+    try:
+        t0 = time.monotonic()
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout + 30)
+        wall = time.monotonic() - t0
+    finally:
+        if filler:
+            filler.kill()
+            filler.wait()
+    if out.returncode != 0:
+        sys.exit(f"failed ({out.returncode}): {' '.join(cmd)}\n{out.stdout}\n{out.stderr}")
+    rec = {"design": design, "program": program, "condition": condition, "ranks": n, "wall_s": wall}
+    if program == "ep":
+        m = re.search(r"time=([0-9.]+) s", out.stdout)
+        if not m or "VALIDATION FAILED" in out.stdout + out.stderr:
+            sys.exit(f"ep output not understood or invalid:\n{out.stdout}\n{out.stderr}")
+        rec["time_s"] = float(m.group(1))
+    else:
+        line = next(l for l in out.stdout.splitlines() if l.startswith("{"))
+        d = json.loads(line)
+        if not d["valid"]:
+            sys.exit(f"fetch invalid:\n{out.stdout}\n{out.stderr}")
+        rec.update(time_s=d["time_s"], pages_fetched=d["pages_fetched"], messages_sent=d["messages_sent"],
+                   bytes_sent=d["bytes_sent"])
+    return rec
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--compute", type=int, default=2)
+    ap.add_argument("--servers", type=int, default=1)
+    ap.add_argument("--protocol", default="hlrc")
+    ap.add_argument("--ep-m", type=int, default=24)
+    ap.add_argument("--fetch-pages", type=int, default=1024)
+    ap.add_argument("--fetch-iters", type=int, default=40)
+    ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--programs", default="ep,fetch")
+    ap.add_argument("--out", default="servers.json")
+    args = ap.parse_args()
+
+    variants = [(d, p, c) for p in args.programs.split(",") for d in ("thread", "servers") for c in ("dual", "busy")]
+    result = {"config": vars(args), "cpus": os.cpu_count(), "uptime_before": uptime(), "runs": []}
+    for r in range(args.repeats):
+        k = r % len(variants)
+        for v in variants[k:] + variants[:k]:  # rotate the order each round
+            rec = run_once(args, *v)
+            rec["round"] = r
+            rec["uptime"] = uptime()
+            result["runs"].append(rec)
+            print(json.dumps(rec), flush=True)
+    result["uptime_after"] = uptime()
+    summary = []
+    for p in args.programs.split(","):
+        for d in ("thread", "servers"):
+            med = {}
+            for c in ("dual", "busy"):
+                runs = [x for x in result["runs"] if (x["design"], x["program"], x["condition"]) == (d, p, c)]
+                med[c] = statistics.median(x["time_s"] for x in runs)
+                counts = {k: runs[0][k] for k in ("pages_fetched", "messages_sent", "bytes_sent") if k in runs[0]}
+            summary.append({"program": p, "design": d, "dual_s": med["dual"], "busy_s": med["busy"],
+                            "busy_over_dual": med["busy"] / med["dual"], **counts})
+    result["summary"] = summary
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+    print(f"{'program':8} {'design':8} {'dual s':>9} {'busy s':>9} {'busy/dual':>9}")
+    for s in summary:
+        print(f"{s['program']:8} {s['design']:8} {s['dual_s']:9.3f} {s['busy_s']:9.3f} {s['busy_over_dual']:9.3f}")
+
+
+if __name__ == "__main__":
+    main()
