@@ -351,8 +351,8 @@ class Runtime final : public EngineHost {
   Config config_;
   MpiTransport transport_;
   // Memory servers: the program's ranks are [0, compute_nranks_); this rank
-  // is a server if memory_server_. The sync services and the hang watch see
-  // only the compute ranks (compute_host_); the engine sees every rank.
+  // is a server if memory_server_. The sync services see only the compute
+  // ranks (compute_host_); the engine and the hang watch see every rank.
   Rank compute_nranks_ = 0;
   bool memory_server_ = false;
   Rank computes_done_ = 0;  // on a server: compute ranks that have finalized

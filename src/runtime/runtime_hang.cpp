@@ -125,6 +125,11 @@ RankState Runtime::hang_snapshot() {
   s.waits += semaphores_->describe_contention();
   s.waits += conditions_->describe_contention();
   s.outside_s = waits_.empty() ? now - last_inside_ : 0;
+  if (memory_server_) {
+    // A memory server only ever waits for messages: blocked, never "away".
+    s.blocked = true;
+    s.outside_s = 0;
+  }
   s.sent = stats_.messages_sent;
   s.received = messages_in_;
   return s;

@@ -39,6 +39,8 @@ void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
   header.src = rank();
   ObservedMessage observed(true, dst, header, payload);
   transport_.send(dst, header, payload);
+  // A memory server sleeps until rung (the hang watch's probes too).
+  if (dst >= compute_nranks_ && dst < (Rank)doorbells_.size() && doorbells_[dst].ringable()) ring(doorbells_[dst]);
 }
 
 int Runtime::poll_locked(int budget) {

@@ -30,9 +30,9 @@ enum ServerOp : uint16_t {
   kComputeDone = 1,  // a compute rank has finalized: it sends nothing more
 };
 
-// The sync services' and the hang watch's view of the job: the compute ranks
-// only (locks, barriers, reductions and threads count and place over them),
-// while the engine (the runtime itself) addresses every rank.
+// The sync services' view of the job: the compute ranks only (locks,
+// barriers, reductions and threads count and place over them), while the
+// engine and the hang watch (the runtime itself) address every rank.
 class ComputeRanksHost final : public ComponentHost {
  public:
   ComputeRanksHost(ComponentHost &all, Rank compute) : all_(all), compute_(compute) {}
@@ -124,20 +124,25 @@ void Runtime::serve_as_memory_server() {
         continue;
       }
       g.unlock();
-      // Sleep in the kernel until rung. The backstop only bounds the delay
-      // of a lost datagram (a remote doorbell across hosts); on one host a
-      // ring is a signal and stays pending until taken.
-      bool rung = platform::doorbell_wait(service_timing::kServerBackstop_us,
+      // The hang watch's report (one small message each kHangWatchReport_s)
+      // is the only thing a server does unasked; none once the compute ranks
+      // finalize (they stop their watch first).
+      if (computes_done_ == 0) hang_tick();
+      // Sleep in the kernel until rung, or until the next report is due.
+      // On one host a ring is a signal and stays pending until taken; the
+      // report's wake-up also bounds the delay of a lost datagram (a remote
+      // doorbell across hosts).
+      bool rung = platform::doorbell_wait((uint32_t)(service_timing::kHangWatchReport_s * 1e6),
                                           remote_doorbell_fd_.load(std::memory_order_relaxed));
       server_wakeups_++;
       if (!rung) server_idle_wakeups_++;
       g.lock();
     }
   }
-  log_debug("memory server: %llu wake-ups (%llu by the %u us backstop), %llu polls while a reply was "
-            "in flight; %llu messages in",
+  log_debug("memory server: %llu wake-ups (%llu for the hang watch's report, not rung), %llu polls while a "
+            "reply was in flight; %llu messages in",
             (unsigned long long)server_wakeups_, (unsigned long long)server_idle_wakeups_,
-            (unsigned)service_timing::kServerBackstop_us, (unsigned long long)server_pending_polls_,
+            (unsigned long long)server_pending_polls_,
             (unsigned long long)messages_in_);
   {
     std::lock_guard<std::mutex> g(lock_);

@@ -113,7 +113,9 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   watch_options.period = service_timing::kHangWatchReport_s;
   watch_options.warn_after = config_.hang_warn_s;
   watch_options.timeout = config_.hang_timeout_s;
-  watch_.emplace(*compute_host_, watch_options, [this] { return hang_snapshot(); });
+  // The hang watch sees every rank, memory servers included (a stopped
+  // server is named; their messages count in the deadlock proof).
+  watch_.emplace(*this, watch_options, [this] { return hang_snapshot(); });
   platform::global_io_enable(kBase, kBase + bytes, io_range_usable);
   running_ = true;
   if (memory_server_) {

@@ -16,10 +16,9 @@ namespace agora::service_timing {
 constexpr double kRingInterval_s = 20e-6;
 
 // ---- a memory server (Runtime::serve_as_memory_server) ----
-// A server sleeps until rung; this bounds only the delay of a lost ring (a
-// UDP datagram across hosts). On one host rings are signals and never lost:
-// an idle server wakes once a second, ~0 CPU (docs/memory-servers.md).
-constexpr uint32_t kServerBackstop_us = 1000000;
+// A server sleeps until rung, waking only to send the hang watch's report
+// every kHangWatchReport_s (below): 2 wake-ups a second when idle, ~0 CPU
+// (docs/memory-servers.md).
 
 // ---- a thread waiting inside the library (Runtime::wait) ----
 // Idle polls (nothing received) spent spinning with a pause before the
