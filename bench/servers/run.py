@@ -4,7 +4,11 @@ dual and a busy core (paper 004 §IV, table II and III).
 
 Designs:
   thread   today's default: C ranks, each homing its share of global memory
-           and served by its service thread (agorarun -n C)
+           and served by its service thread (agorarun -n C); misses read
+           pages one-sided (AGORA_FETCH=auto: MPI RMA, no home CPU)
+  thread-msg  the same with AGORA_FETCH=messages: every miss is served by the
+           home's service thread (or its waiting thread), as paper 004's
+           polling DSM served them
   servers  C compute ranks plus M memory servers that home all global memory
            and are driven by messages only (agorarun -n C+M --memory-servers M)
 Programs:
@@ -22,8 +26,9 @@ with the busy/dual ratio per design and program. `uptime` is recorded before
 and after. Output: one JSON file (--out).
 
 Usage: run.py --build BUILD [--repeats 5] [--compute 2] [--servers 1]
-              [--protocol hlrc] [--ep-m 24] [--fetch-pages 1024]
-              [--fetch-iters 40] [--out FILE]"""
+              [--protocol hlrc] [--ep-m 25] [--fetch-pages 1024]
+              [--fetch-iters 40] [--designs thread,thread-msg,servers]
+              [--programs ep,fetch] [--out FILE]"""
 import argparse
 import json
 import os
@@ -49,6 +54,8 @@ def run_once(args, design, program, condition):
     cmd = [agorarun, "-n", str(n), "--timeout", str(args.timeout), "--protocol", args.protocol]
     if design == "servers":
         cmd += ["--memory-servers", str(args.servers)]
+    if design == "thread-msg":
+        cmd += ["--fetch", "messages"]
     if program == "ep":
         cmd += [os.path.join(args.build, "bin", "bench_ep"), "-m", str(args.ep_m)]
     else:
@@ -89,15 +96,17 @@ def main():
     ap.add_argument("--compute", type=int, default=2)
     ap.add_argument("--servers", type=int, default=1)
     ap.add_argument("--protocol", default="hlrc")
-    ap.add_argument("--ep-m", type=int, default=24)
+    ap.add_argument("--ep-m", type=int, default=25)
     ap.add_argument("--fetch-pages", type=int, default=1024)
     ap.add_argument("--fetch-iters", type=int, default=40)
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--programs", default="ep,fetch")
+    ap.add_argument("--designs", default="thread,thread-msg,servers")
     ap.add_argument("--out", default="servers.json")
     args = ap.parse_args()
 
-    variants = [(d, p, c) for p in args.programs.split(",") for d in ("thread", "servers") for c in ("dual", "busy")]
+    designs = args.designs.split(",")
+    variants = [(d, p, c) for p in args.programs.split(",") for d in designs for c in ("dual", "busy")]
     result = {"config": vars(args), "cpus": os.cpu_count(), "uptime_before": uptime(), "runs": []}
     for r in range(args.repeats):
         k = r % len(variants)
@@ -110,7 +119,7 @@ def main():
     result["uptime_after"] = uptime()
     summary = []
     for p in args.programs.split(","):
-        for d in ("thread", "servers"):
+        for d in designs:
             med = {}
             for c in ("dual", "busy"):
                 runs = [x for x in result["runs"] if (x["design"], x["program"], x["condition"]) == (d, p, c)]
@@ -121,9 +130,9 @@ def main():
     result["summary"] = summary
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
-    print(f"{'program':8} {'design':8} {'dual s':>9} {'busy s':>9} {'busy/dual':>9}")
+    print(f"{'program':8} {'design':10} {'dual s':>9} {'busy s':>9} {'busy/dual':>9}")
     for s in summary:
-        print(f"{s['program']:8} {s['design']:8} {s['dual_s']:9.3f} {s['busy_s']:9.3f} {s['busy_over_dual']:9.3f}")
+        print(f"{s['program']:8} {s['design']:10} {s['dual_s']:9.3f} {s['busy_s']:9.3f} {s['busy_over_dual']:9.3f}")
 
 
 if __name__ == "__main__":

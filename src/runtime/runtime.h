@@ -191,6 +191,9 @@ class Runtime final : public EngineHost {
   void *run_body(void *(*fn)(void *), void *arg, const std::string &who, bool *exited);
   // After stop(): rank 0 opens the windows for the program's exit handlers.
   void open_program_windows_after_stop();
+  // stop, rank 0, with memory servers: reads every page of the windows
+  // (program_windows_setup.cpp).
+  void fetch_program_windows();
 
   // ---- memory servers (runtime_server.cpp, docs/memory-servers.md) ----
   // The ranks the program sees (agora_nranks, placement, barriers, locks):
