@@ -9,6 +9,10 @@
  *   servers idle S   after traffic, the compute ranks sleep S seconds: each
  *                    server (found in /proc by its MPI rank) must use under
  *                    2% of a core meanwhile
+ *   servers wake     rank 0 faults on pages of a sleeping server, 20 times
+ *                    after a 20 ms pause each: the median fault must take
+ *                    under 50 ms (a server is rung awake, not found by its
+ *                    2-a-second hang-watch report)
  *   servers kill     rank 0 kills the last server with SIGKILL, then touches
  *                    memory it homes: the job must end, naming the rank
  *   servers stop     rank 0 stops the last server (SIGSTOP), then touches
@@ -211,6 +215,34 @@ static void idle(int seconds) {
     PASS("servers idle");
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void wake(void) {
+    int me = agora_rank(), m = servers();
+    CHECK(m > 0, "run with --memory-servers M");
+    enum { N = 20 };
+    char *mem = agora_alloc(N * PAGE);
+    agora_barrier();
+    if (me == 0) {
+        double t[N];
+        for (int i = 0; i < N; i++) {
+            usleep(20000);
+            double t0 = agora_wtime();
+            /* A page never read here, out of order (no prefetch run): fetched from its server. */
+            t[i] = mem[(size_t)((i * 7) % N) * PAGE];
+            t[i] = agora_wtime() - t0;
+        }
+        qsort(t, N, sizeof t[0], cmp_double);
+        printf("fault from a sleeping server: median %.3f ms, max %.3f ms\n", 1e3 * t[N / 2], 1e3 * t[N - 1]);
+        CHECK(t[N / 2] < 0.05, "median fault %.3f ms: the server was not rung awake", 1e3 * t[N / 2]);
+    }
+    agora_barrier();
+    PASS("servers wake");
+}
+
 static void kill_server(int sig) {
     int me = agora_rank(), c = agora_nranks(), m = servers();
     CHECK(m > 0, "run with --memory-servers M");
@@ -233,6 +265,7 @@ int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "layout";
     if (!strcmp(mode, "layout")) layout();
     else if (!strcmp(mode, "idle")) idle(argc > 2 ? atoi(argv[2]) : 3);
+    else if (!strcmp(mode, "wake")) wake();
     else if (!strcmp(mode, "kill")) kill_server(SIGKILL);
     else if (!strcmp(mode, "stop")) kill_server(SIGSTOP);
     else CHECK(0, "unknown mode %s", mode);

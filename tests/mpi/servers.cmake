@@ -31,6 +31,11 @@ foreach(protocol sc hlrc)
   agora_mpi_test(servers_idle_4_2_${protocol} 4 60 --memory-servers 2 --protocol ${protocol}
     $<TARGET_FILE:test_servers> idle 3)
 endforeach()
+# A fault on a page of a sleeping server is served at once (it is rung).
+foreach(protocol sc hlrc)
+  agora_mpi_test(servers_wake_3_1_${protocol} 3 60 --memory-servers 1 --protocol ${protocol} --prefetch 0
+    $<TARGET_FILE:test_servers> wake)
+endforeach()
 # Bad configurations and a dead server end the job with a clear message.
 agora_failure_test(servers_all_servers 20 "AGORA_MEMORY_SERVERS=2 leaves no compute rank"
   ${AGORARUN} -n 2 --memory-servers 2 $<TARGET_FILE:test_servers> layout)
