@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -104,6 +105,8 @@ def main():
     ap.add_argument("--designs", default="thread,thread-msg,servers")
     ap.add_argument("--out", default="servers.json")
     args = ap.parse_args()
+    # Killed (SIGTERM): leave no core filler behind (the finally in run_once).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("run.py: terminated"))
 
     designs = args.designs.split(",")
     variants = [(d, p, c) for p in args.programs.split(",") for d in designs for c in ("dual", "busy")]
