@@ -22,8 +22,10 @@ Conditions (this machine has 2 CPUs; paper 004's node had 2 cores):
   busy     the same, plus a core filler (an infinite loop) pinned to CPU 1
 Every (design, program, condition) is run REPEATS times, interleaved (one of
 each per round, in an order that rotates), and the median time is reported
-with the busy/dual ratio per design and program. `uptime` is recorded before
-and after. Output: one JSON file (--out).
+with the busy/dual ratio per design and program, and the median CPU seconds
+of the whole job (RUSAGE_CHILDREN: every rank and server, mpirun): the work
+is the same in every design, so differences are what each design's service
+costs. `uptime` is recorded with every run. Output: one JSON file (--out).
 
 Usage: run.py --build BUILD [--repeats 5] [--compute 2] [--servers 1]
               [--protocol hlrc] [--ep-m 25] [--fetch-pages 1024]
@@ -33,6 +35,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import signal
 import statistics
 import subprocess
@@ -66,7 +69,9 @@ def run_once(args, design, program, condition):
     filler = start_filler(1) if condition == "busy" else None
     try:
         t0 = time.monotonic()
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout + 30)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         wall = time.monotonic() - t0
     finally:
         if filler:
@@ -74,7 +79,12 @@ def run_once(args, design, program, condition):
             filler.wait()
     if out.returncode != 0:
         sys.exit(f"failed ({out.returncode}): {' '.join(cmd)}\n{out.stdout}\n{out.stderr}")
-    rec = {"design": design, "program": program, "condition": condition, "ranks": n, "wall_s": wall}
+    # CPU of the whole job (every rank and server, mpirun, the launcher; the
+    # filler is not waited for until after): the same work in every design,
+    # so the differences are what each design's service costs.
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    rec = {"design": design, "program": program, "condition": condition, "ranks": n, "wall_s": wall,
+           "job_cpu_s": cpu}
     if program == "ep":
         m = re.search(r"time=([0-9.]+) s", out.stdout)
         if not m or "VALIDATION FAILED" in out.stdout + out.stderr:
@@ -127,15 +137,18 @@ def main():
             for c in ("dual", "busy"):
                 runs = [x for x in result["runs"] if (x["design"], x["program"], x["condition"]) == (d, p, c)]
                 med[c] = statistics.median(x["time_s"] for x in runs)
+                med["cpu_" + c] = statistics.median(x["job_cpu_s"] for x in runs)
                 counts = {k: runs[0][k] for k in ("pages_fetched", "messages_sent", "bytes_sent") if k in runs[0]}
             summary.append({"program": p, "design": d, "dual_s": med["dual"], "busy_s": med["busy"],
-                            "busy_over_dual": med["busy"] / med["dual"], **counts})
+                            "busy_over_dual": med["busy"] / med["dual"], "job_cpu_dual_s": med["cpu_dual"],
+                            "job_cpu_busy_s": med["cpu_busy"], "runs_per_cell": len(runs), **counts})
     result["summary"] = summary
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
-    print(f"{'program':8} {'design':10} {'dual s':>9} {'busy s':>9} {'busy/dual':>9}")
+    print(f"{'program':8} {'design':10} {'dual s':>9} {'busy s':>9} {'busy/dual':>9} {'cpu dual':>9} {'cpu busy':>9}")
     for s in summary:
-        print(f"{s['program']:8} {s['design']:10} {s['dual_s']:9.3f} {s['busy_s']:9.3f} {s['busy_over_dual']:9.3f}")
+        print(f"{s['program']:8} {s['design']:10} {s['dual_s']:9.3f} {s['busy_s']:9.3f} {s['busy_over_dual']:9.3f}"
+              f" {s['job_cpu_dual_s']:9.3f} {s['job_cpu_busy_s']:9.3f}")
 
 
 if __name__ == "__main__":
