@@ -11,6 +11,8 @@ Designs:
            polling DSM served them
   servers  C compute ranks plus M memory servers that home all global memory
            and are driven by messages only (agorarun -n C+M --memory-servers M)
+  servers-block  the same with AGORA_WAIT=block: a compute rank waiting for a
+           page sleeps instead of polling, leaving its CPU to the server
 Programs:
   ep       bench_ep (NAS EP): light load, only a final all-reduce
   fetch    bench_servers_fetch: heavy load, every rank re-reads every page of
@@ -54,10 +56,12 @@ def start_filler(cpu):
 
 def run_once(args, design, program, condition):
     agorarun = os.path.join(args.build, "bin", "agorarun")
-    n = args.compute + (args.servers if design == "servers" else 0)
+    n = args.compute + (args.servers if design.startswith("servers") else 0)
     cmd = [agorarun, "-n", str(n), "--timeout", str(args.timeout), "--protocol", args.protocol]
-    if design == "servers":
+    if design.startswith("servers"):
         cmd += ["--memory-servers", str(args.servers)]
+    if design == "servers-block":
+        cmd += ["--wait", "block"]
     if design == "thread-msg":
         cmd += ["--fetch", "messages"]
     if program == "ep":
