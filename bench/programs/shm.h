@@ -370,6 +370,18 @@ static inline void shm_init(int *argc, char ***argv)
 {
     if (agora_init(argc, argv) != AGORA_OK)
         shm_die("agora_init failed");
+    /* BENCH_PIN_CPU=C (bench/servers): the workers (this thread and the team
+     * it starts) run on CPU C only, while the service thread agora_init
+     * started and the memory servers keep every CPU: paper 004's node, whose
+     * other core is spare (dual) or taken by a core filler (busy). */
+    const char *pin = getenv("BENCH_PIN_CPU");
+    if (pin && *pin) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(atoi(pin), &set);
+        if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0)
+            shm_die("BENCH_PIN_CPU=%s: cannot pin the worker to that CPU", pin);
+    }
     shm__rank = agora_rank();
     shm__nranks = agora_nranks();
     shm__t_start = agora_wtime();

@@ -84,7 +84,7 @@ int agora_rank(void) {
 
 int agora_nranks(void) {
   RUNTIME_OR("agora_nranks", -1);
-  return rt->nranks();
+  return rt->compute_nranks();
 }
 
 double agora_wtime(void) { return agora::platform::now_seconds(); }
@@ -107,8 +107,14 @@ static bool placement_valid(Runtime *rt, const char *fn, agora_placement_t place
     agora::log_error("%s: placement %d is not AGORA_PLACE_BLOCK, _CYCLIC or _RANK", fn, (int)placement);
     return false;
   }
-  if (placement == AGORA_PLACE_RANK && (*rank < 0 || *rank >= rt->nranks())) {
-    agora::log_error("%s: rank %d is not between 0 and %d", fn, *rank, rt->nranks() - 1);
+  if (placement == AGORA_PLACE_RANK && (*rank < 0 || *rank >= rt->compute_nranks())) {
+    agora::log_error("%s: rank %d is not between 0 and %d", fn, *rank, rt->compute_nranks() - 1);
+    return false;
+  }
+  if (placement == AGORA_PLACE_RANK && rt->space().servers() > 0) {
+    agora::log_error("%s: placement on rank %d refused: with memory servers (AGORA_MEMORY_SERVERS=%d) "
+                     "all global memory is homed on the servers, striped; use AGORA_PLACE_BLOCK or _CYCLIC",
+                     fn, *rank, (int)rt->space().servers());
     return false;
   }
   if (placement != AGORA_PLACE_RANK) *rank = 0;
@@ -281,8 +287,8 @@ static int thread_create(const char *fn_name, agora_thread_t *t, bool placed, in
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   *t = agora_thread_t{-1, 0, 0};
-  if (!placed && (rank < 0 || rank >= rt->nranks())) {
-    agora::log_error("%s: rank %d is not between 0 and %d", fn_name, rank, rt->nranks() - 1);
+  if (!placed && (rank < 0 || rank >= rt->compute_nranks())) {
+    agora::log_error("%s: rank %d is not between 0 and %d", fn_name, rank, rt->compute_nranks() - 1);
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   agora::Rank where = -1;
@@ -303,7 +309,7 @@ int agora_thread_create_on(agora_thread_t *t, int rank, void *(*fn)(void *), voi
 int agora_thread_join(agora_thread_t t, void **ret) {
   AGORA_ON_PRIVATE_STACK(agora_thread_join(t, ret));
   RUNTIME_OR("agora_thread_join", AGORA_ERR_NOT_INITIALIZED);
-  if (t.rank < 0 || t.rank >= rt->nranks() || t.id == 0) {
+  if (t.rank < 0 || t.rank >= rt->compute_nranks() || t.id == 0) {
     agora::log_error("agora_thread_join: (rank %d, id %llu) is not a thread handle (a failed create?)",
                      (int)t.rank, (unsigned long long)t.id);
     return AGORA_ERR_INVALID_ARGUMENT;

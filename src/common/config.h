@@ -86,6 +86,10 @@ struct Config {
   // runtime checks the real-time range, which only libc knows).
   uint32_t doorbell_signal = 0;
   RemoteDoorbellMode remote_doorbell = RemoteDoorbellMode::Auto;  // AGORA_REMOTE_DOORBELL
+  // Memory servers (docs/memory-servers.md): the last memory_servers ranks
+  // home all global memory in stripe_bytes chunks (0: off, every rank homes).
+  uint32_t memory_servers = 0;          // AGORA_MEMORY_SERVERS
+  uint64_t stripe_bytes = 4096;         // AGORA_STRIPE
   uint64_t stack_bytes = 8ull << 20;    // AGORA_STACK: program mode's stacks in global memory
   // AGORA_HEAP: where program mode puts the program's large malloc'd blocks
   // (kHeapPlacedMin and up): on the calling rank (local), or spread like

@@ -108,8 +108,12 @@ std::string stats_report_table(const std::vector<Stats> &per_rank, const StatsRu
   }
   columns.push_back("job");
 
-  std::string s = "agora statistics (protocol " + run.protocol + ", " + std::to_string(per_rank.size()) +
-                  " ranks; job: counters and seconds summed over ranks, peaks the maximum)\n";
+  std::string servers;
+  if (run.memory_servers > 0)
+    servers = " (" + std::to_string(per_rank.size() - run.memory_servers) + ".." +
+              std::to_string(per_rank.size() - 1) + " memory servers)";
+  std::string s = "agora statistics (protocol " + run.protocol + ", " + std::to_string(per_rank.size()) + " ranks" +
+                  servers + "; job: counters and seconds summed over ranks, peaks the maximum)\n";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%-24s", "statistic");
   s += buf;

@@ -47,6 +47,7 @@ static_assert(sizeof(agora_stats_t) == Stats::kFields * 8, "every statistic is 8
 struct StatsRun {
   std::string protocol;
   std::vector<std::string> hosts;  // per rank; may be empty (unknown)
+  int memory_servers = 0;          // the last ranks are memory servers (the table says so)
 };
 
 // The AGORA_STATS_JSON document (schema in docs/stats.md):

@@ -11,7 +11,22 @@ AddressSpace::AddressSpace(uintptr_t base, uint64_t total_bytes, size_t page_siz
   windows_.reset(pages, page_size);
 }
 
+void AddressSpace::set_memory_servers(Rank first, Rank count, PageId stripe_pages, bool on_server) {
+  first_server_ = first;
+  server_count_ = count;
+  stripe_pages_ = stripe_pages;
+  on_server_ = on_server;
+}
+
 Rank AddressSpace::home_of(PageId p) const {
+  if (server_count_ > 0) {
+    bool homed = on_server_ ? p < total_ / page_ || windows_.contains_page(p) : placed_home_of(p) >= 0;
+    return homed ? server_of(p) : -1;
+  }
+  return placed_home_of(p);
+}
+
+Rank AddressSpace::placed_home_of(PageId p) const {
   if (windows_.contains_page(p)) return ProgramWindows::kHome;
   if (p < collective_pages_used()) return runs_.find(p).home(p, nranks_);
   if (in_placed_region(p)) {

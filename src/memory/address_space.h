@@ -10,6 +10,9 @@
 //   program windows (program mode)   the executable's .data/.bss, homed on
 //                                     rank 0, page ids after the range's
 //
+// With memory servers every page above is homed on a server instead,
+// striped (set_memory_servers); who allocates it does not change.
+//
 // Offsets are relative to the base address, which is the same in every rank.
 #pragma once
 #include <atomic>
@@ -77,9 +80,20 @@ class AddressSpace {
     return collective_pages_ + placed_pages_ + (PageId)r * arena_pages_;
   }
   PageId arena_pages() const { return arena_pages_; }
+  // Memory servers (docs/memory-servers.md): from this call on, every page
+  // that has a home is homed on server first + (p / stripe_pages) % count
+  // instead of where its placement says. on_server: this rank is a server,
+  // which hears of no allocation, so every page of the range (and of the
+  // program windows) has a home.
+  void set_memory_servers(Rank first, Rank count, PageId stripe_pages, bool on_server);
+  Rank servers() const { return server_count_; }
+  Rank first_server() const { return first_server_; }
+  Rank server_of(PageId p) const { return first_server_ + (Rank)((p / stripe_pages_) % (PageId)server_count_); }
+
   Rank arena_owner(uintptr_t addr) const;  // -1 if not in an arena
 
  private:
+  Rank placed_home_of(PageId p) const;  // the home by placement, servers aside
   uintptr_t base_;
   uint64_t total_;
   size_t page_;
@@ -93,6 +107,9 @@ class AddressSpace {
   CollectiveRuns runs_;
   std::atomic<PageId> used_{0};
   PlacedRuns placed_;
+  Rank first_server_ = 0, server_count_ = 0;  // 0 servers: homes as placed
+  PageId stripe_pages_ = 1;
+  bool on_server_ = false;
   ProgramWindows windows_;
 };
 

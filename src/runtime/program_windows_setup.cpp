@@ -78,10 +78,19 @@ bool Runtime::setup_program_windows(std::string *error) {
     uint64_t bytes = windows.bytes(i);
     PageId first = windows.first_page(i);
     // The home's frames start as the program's image (initialised data,
-    // and whatever earlier constructors wrote).
-    if (rank() == ProgramWindows::kHome) std::memcpy(frame(first), (const void *)addr, bytes);
+    // and whatever earlier constructors wrote). With memory servers each
+    // server copies the pages it homes from its own image (the same
+    // executable, started the same way).
+    if (space_->servers() > 0) {
+      for (uint64_t off = 0; off < bytes; off += page)
+        if (home_of(first + off / page) == rank())
+          std::memcpy(frame(first + off / page), (const void *)(addr + off), page);
+    } else if (rank() == ProgramWindows::kHome) {
+      std::memcpy(frame(first), (const void *)addr, bytes);
+    }
     if (!platform::vm_map_window(range_, addr, bytes, first * page, error)) return false;
-    if (rank() == ProgramWindows::kHome && !platform::vm_protect((void *)addr, bytes, engine_->home_access())) {
+    if (space_->servers() == 0 && rank() == ProgramWindows::kHome &&
+        !platform::vm_protect((void *)addr, bytes, engine_->home_access())) {
       *error = "cannot open the program's globals on rank 0: " + std::string(std::strerror(errno));
       return false;
     }
@@ -98,11 +107,23 @@ bool Runtime::setup_program_windows(std::string *error) {
   return true;
 }
 
+void Runtime::fetch_program_windows() {
+  // Memory servers home the globals: rank 0 reads every page of them now,
+  // after the last barrier, so that its copies hold the final contents.
+  if (!program_mode_ || space_->servers() == 0 || rank() != ProgramWindows::kHome) return;
+  const ProgramWindows &windows = space_->windows();
+  for (int i = 0; i < windows.count(); ++i)
+    for (uint64_t off = 0; off < windows.bytes(i); off += page_size())
+      (void)*(volatile const char *)(windows.addr(i) + off);
+}
+
 void Runtime::open_program_windows_after_stop() {
   // The job is over; rank 0 holds the final contents of the globals (the
   // last barrier brought every write home): the program's remaining exit
   // handlers and destructors see them as ordinary memory.
   if (!program_mode_ || rank() != ProgramWindows::kHome) return;
+  // With memory servers rank 0 read every window page at stop
+  // (fetch_program_windows), after the last barrier: its copies are final.
   const ProgramWindows &windows = space_->windows();
   for (int i = 0; i < windows.count(); ++i)
     platform::vm_protect((void *)windows.addr(i), windows.bytes(i), Access::Write);

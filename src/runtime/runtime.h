@@ -26,6 +26,8 @@
 //   runtime_stats.cpp      statistics at finalize   program_windows_setup.cpp, global_stacks.cpp
 //   runtime_home_writes.cpp  home write tracking    runtime_one_sided.cpp  one-sided reads
 //   runtime_gptr.cpp       global pointers (the gptr engine, its segment, its lock)
+//   runtime_server.cpp     memory servers: the last ranks home global memory and
+//                          serve it event-driven (docs/memory-servers.md)
 // Process-wide helpers they share (fault target, thread tokens): runtime_internal.h.
 // MPI is reached only through transport_ (src/transport/mpi).
 #pragma once
@@ -73,11 +75,16 @@ class Runtime final : public EngineHost {
   static Runtime *start(int *argc, char ***argv, int *status,
                         const std::function<void(Runtime *)> &publish);
   int stop();  // collective; deletes nothing (the caller does)
+  // stop's second half, after the service has stopped (memory servers too):
+  // the finalize collectives over every rank, then MPI_Finalize.
+  int stop_transport();
   // True in a process made by fork() from a rank: it is not a rank (runtime_faults.cpp).
   static bool in_forked_child();
 
   // ---- EngineHost ----
   Rank rank() const override { return transport_.rank(); }
+  // Every MPI process, memory servers included: the engine's view (homes and
+  // copies are indexed by these ranks). The program's ranks: compute_nranks().
   Rank nranks() const override { return transport_.nranks(); }
   // Sends (runtime_messages.cpp); a request also rings dst's doorbell.
   void send(Rank dst, MsgHeader header, Payload payload = {}) override;
@@ -131,7 +138,7 @@ class Runtime final : public EngineHost {
   // AGORA_THREADS_PER_RANK rule.
   int thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *where, uint64_t *id);
   int thread_join(Rank where, uint64_t id, void **ret);
-  int thread_slots() const { return (int)(config_.threads_per_rank * (uint64_t)nranks()); }
+  int thread_slots() const { return (int)(config_.threads_per_rank * (uint64_t)compute_nranks()); }
   // Job-wide id of the calling thread: (rank+1) << 48 | id for an agora
   // thread (so pthread_t can carry it), | 1 << 47 | a token for any other.
   uint64_t thread_self() const;
@@ -188,6 +195,18 @@ class Runtime final : public EngineHost {
   void *run_body(void *(*fn)(void *), void *arg, const std::string &who, bool *exited);
   // After stop(): rank 0 opens the windows for the program's exit handlers.
   void open_program_windows_after_stop();
+  // stop, rank 0, with memory servers: reads every page of the windows
+  // (program_windows_setup.cpp).
+  void fetch_program_windows();
+
+  // ---- memory servers (runtime_server.cpp, docs/memory-servers.md) ----
+  // The ranks the program sees (agora_nranks, placement, barriers, locks):
+  // all but the memory servers, which are the last ranks.
+  Rank compute_nranks() const { return compute_nranks_; }
+  bool is_memory_server() const { return memory_server_; }
+  // A memory server's life after init: serves until every compute rank has
+  // finalized, then takes part in the finalize collectives and exits 0.
+  [[noreturn]] void serve_as_memory_server();
 
   const Config &config() const { return config_; }
   const AddressSpace &space() const { return *space_; }
@@ -213,6 +232,14 @@ class Runtime final : public EngineHost {
 
   // A flush ended; `idle`: it had nothing to wait for (runtime_flush.cpp).
   void after_flush(bool idle);
+  // ---- memory servers (runtime_server.cpp) ----
+  // init, after MPI: checks AGORA_MEMORY_SERVERS and AGORA_STRIPE against the
+  // job, and decides this rank's role.
+  bool decide_memory_servers(std::string *error);
+  // stop, on a compute rank: tells every server this rank is done.
+  void tell_servers_done();
+  // A message on Channel::Server (lock_ held).
+  void on_server_message(const MsgHeader &m, Payload p);
 
   // ---- waiting (runtime_wait.cpp) ----
   // Where a thread of this rank waits inside Agora, for the hang watch.
@@ -346,6 +373,14 @@ class Runtime final : public EngineHost {
 
   Config config_;
   MpiTransport transport_;
+  // Memory servers: the program's ranks are [0, compute_nranks_); this rank
+  // is a server if memory_server_. The sync services see only the compute
+  // ranks (compute_host_); the engine and the hang watch see every rank.
+  Rank compute_nranks_ = 0;
+  bool memory_server_ = false;
+  Rank computes_done_ = 0;  // on a server: compute ranks that have finalized
+  uint64_t server_wakeups_ = 0, server_idle_wakeups_ = 0, server_pending_polls_ = 0;  // a server's, for AGORA_DEBUG
+  std::unique_ptr<ComponentHost> compute_host_;
   platform::GlobalRange range_;
   std::optional<AddressSpace> space_;
   std::optional<ArenaAllocator> arena_;

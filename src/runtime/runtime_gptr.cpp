@@ -17,7 +17,7 @@ class Runtime::GptrHost final : public gptr::Host {
  public:
   explicit GptrHost(Runtime &rt) : rt_(rt) {}
   Rank rank() const override { return rt_.rank(); }
-  Rank nranks() const override { return rt_.nranks(); }
+  Rank nranks() const override { return rt_.compute_nranks(); }
   void send(Rank dst, MsgHeader header, Payload payload) override { rt_.send(dst, header, payload); }
   void send_request(Rank dst, MsgHeader header, Payload payload) override { rt_.send_request(dst, header, payload); }
   Stats &stats() override { return rt_.stats_; }
@@ -112,9 +112,9 @@ int Runtime::gptr_access(const char *fn, gptr::OpKind kind, uint64_t g, void *lo
     log_error("%s: width %llu; a scalar access is 1, 2, 4 or 8 bytes", fn, (unsigned long long)bytes);
     return AGORA_ERR_INVALID_ARGUMENT;
   }
-  if (home < 0 || home >= nranks()) {
+  if (home < 0 || home >= compute_nranks()) {
     log_error("%s: global pointer 0x%llx names rank %d; ranks are 0..%d", fn, (unsigned long long)g, home,
-              nranks() - 1);
+              compute_nranks() - 1);
     return AGORA_ERR_BAD_POINTER;
   }
   uint64_t extent = gptr_extent_;  // only grows; read without the lock, as a lower bound

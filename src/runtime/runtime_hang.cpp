@@ -32,7 +32,8 @@ std::string Runtime::describe_wait(const WaitNote &n) const {
   char line[256];
   switch (n.kind) {
     case WaitKind::Fault:
-      std::snprintf(line, sizeof line, "a page fault at %p (its home is rank %d)", (void *)n.a, (int)n.b);
+      std::snprintf(line, sizeof line, "a page fault at %p (its home is rank %d%s)", (void *)n.a, (int)n.b,
+                    (Rank)n.b >= compute_nranks_ ? ", a memory server" : "");
       break;
     case WaitKind::Lock:
       if (space_->contains(n.a))
@@ -128,6 +129,11 @@ RankState Runtime::hang_snapshot() {
   s.waits += semaphores_->describe_contention();
   s.waits += conditions_->describe_contention();
   s.outside_s = waits_.empty() ? now - last_inside_ : 0;
+  if (memory_server_) {
+    // A memory server only ever waits for messages: blocked, never "away".
+    s.blocked = true;
+    s.outside_s = 0;
+  }
   s.sent = stats_.messages_sent;
   s.received = messages_in_;
   return s;

@@ -65,7 +65,7 @@ void *Runtime::malloc_local(uint64_t bytes) {
     if (bytes > heap)
       log_error("agora_malloc(%llu bytes): larger than this rank's whole global heap (%llu bytes: "
                 "half of AGORA_MEMORY over %d ranks); %llu bytes are free",
-                (unsigned long long)bytes, (unsigned long long)heap, nranks(),
+                (unsigned long long)bytes, (unsigned long long)heap, compute_nranks(),
                 (unsigned long long)arena_->bytes_free());
     else
       log_error("agora_malloc(%llu bytes): this rank's global heap is exhausted (%llu bytes free "

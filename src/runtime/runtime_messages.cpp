@@ -15,12 +15,14 @@ void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
   stats_.bytes_sent += transport_.send(dst, header, payload);
   // AGORA_WAIT=block: dst's waiting threads sleep rather than poll, so every
   // message, replies and messages to this rank included, wakes its service.
-  if (block_waits_ && dst < (Rank)doorbells_.size() && doorbells_[dst].ringable()) ring(doorbells_[dst]);
+  // A memory server sleeps until rung: every message to one rings it.
+  if ((block_waits_ || dst >= compute_nranks_) && dst < (Rank)doorbells_.size() && doorbells_[dst].ringable())
+    ring(doorbells_[dst]);
 }
 
 void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
   send(dst, header, payload);
-  if (block_waits_) return;  // send() rang already
+  if (block_waits_ || dst >= compute_nranks_) return;  // send() rang already
   ring_to_act(dst);
 }
 
@@ -37,6 +39,8 @@ void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
   header.src = rank();
   ObservedMessage observed(true, dst, header, payload);
   transport_.send(dst, header, payload);
+  // A memory server sleeps until rung (the hang watch's probes too).
+  if (dst >= compute_nranks_ && dst < (Rank)doorbells_.size() && doorbells_[dst].ringable()) ring(doorbells_[dst]);
 }
 
 int Runtime::poll_locked(int budget) {
@@ -66,6 +70,7 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
     case Channel::ThreadReduce: thread_reductions_->on_message(m, p); break;
     case Channel::Semaphore: semaphores_->on_message(m, p); break;
     case Channel::Condition: conditions_->on_message(m, p); break;
+    case Channel::Server: on_server_message(m, p); break;
     case Channel::Gptr: {
       std::lock_guard<std::mutex> g(gptr_mu_);
       if (!gptr_) fatal("global-pointer message from rank %d before this rank's first agora_gptr_alloc", m.src);

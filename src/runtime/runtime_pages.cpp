@@ -39,6 +39,9 @@ void Runtime::protect_run(PageId first, PageId count, Access access) {  for (Pag
 std::byte *Runtime::frame(PageId page) { return range_.service_view + page * page_size(); }
 
 bool Runtime::page_allocated(PageId page) const {
+  // A memory server hears of no allocation: the compute ranks ask only for
+  // pages they allocated (docs/memory-servers.md).
+  if (memory_server_) return true;
   if (space_->windows().contains_page(page)) return true;
   if (page < space_->collective_capacity_pages()) return page < space_->collective_pages_used();
   if (space_->in_placed_region(page)) {
@@ -49,7 +52,8 @@ bool Runtime::page_allocated(PageId page) const {
 }
 
 void Runtime::open_home_pages(const CollectiveRun &run, const char *what, uint64_t bytes) {
-  for_each_run_home_pages(run, rank(), nranks(), [&](PageId first, PageId pages) {
+  if (space_->servers() > 0) return;  // memory servers home every page
+  for_each_run_home_pages(run, rank(), compute_nranks(), [&](PageId first, PageId pages) {
     if (!platform::vm_protect((void *)space_->addr_of(first), pages * page_size(), engine_->home_access()))
       fatal("%s(%llu bytes): mprotect of its home pages failed: %s (too many distinct mappings? "
             "raise vm.max_map_count, or use AGORA_PLACE_BLOCK)",

@@ -45,6 +45,8 @@ Runtime *Runtime::start(int *argc, char ***argv, int *status, const std::functio
   // may start threads here, and they call the API before this thread has
   // returned from the barrier.
   publish(rt);
+  // A memory server never returns to the program (runtime_server.cpp).
+  if (rt->is_memory_server()) rt->serve_as_memory_server();
   *status = rt->barrier() == AGORA_OK ? AGORA_OK : AGORA_ERR_CONFIG;
   return rt;
 }
@@ -69,6 +71,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   log_set_rank(rank());
   g_abort_transport = &transport_;
   log_set_abort_hook(abort_job);
+  if (!decide_memory_servers(error)) return false;
   if (!stats_json_path_usable(config_.stats_json_path, rank(), transport_, error)) return false;
   if (rank() == 0)
     for (const std::string &message : config_unknown_variables()) log_error("%s", message.c_str());
@@ -91,10 +94,11 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   engine_options.flush = config_.flush;
   engine_ = protocol_create(config_.protocol, *this, engine_options);
   if (!open_cache(error)) return false;
-  // This rank's arena is homed here: open in the application view as far as
-  // the protocol allows its home pages.
-  platform::vm_protect((void *)space_->addr_of(space_->arena_first_page(rank())),
-                       space_->arena_pages() * page, engine_->home_access());
+  // This rank's arena is homed here (unless memory servers home it): open in
+  // the application view as far as the protocol allows its home pages.
+  if (space_->servers() == 0)
+    platform::vm_protect((void *)space_->addr_of(space_->arena_first_page(rank())),
+                         space_->arena_pages() * page, engine_->home_access());
   if (program_request() && !setup_program_windows(error)) return false;
   open_one_sided();  // collective; the service view does not move from here on
   store_trace_set_global_memory(*space_);  // what traced stores may record
@@ -111,10 +115,18 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   watch_options.period = service_timing::kHangWatchReport_s;
   watch_options.warn_after = config_.hang_warn_s;
   watch_options.timeout = config_.hang_timeout_s;
+  // The hang watch sees every rank, memory servers included (a stopped
+  // server is named; their messages count in the deadlock proof).
   watch_.emplace(*this, watch_options, [this] { return hang_snapshot(); });
   platform::global_io_enable(kBase, kBase + bytes, io_range_usable);
   running_ = true;
-  service_ = std::thread([this] { service_loop(); });
+  if (memory_server_) {
+    // The server's own thread serves (runtime_server.cpp): it is the one rung.
+    platform::doorbell_block();
+    service_tid_.store(platform::thread_id());
+  } else {
+    service_ = std::thread([this] { service_loop(); });
+  }
   exchange_doorbells();
   {
     std::vector<int> after = platform::thread_ids();
@@ -134,9 +146,11 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
 bool Runtime::reserve_global_memory(uint64_t *bytes_out, std::string *error) {
   uint64_t page = platform::kPageSize;
   // Each arena gets a whole number of pages.
-  uint64_t bytes = config_.memory_bytes / (page * 2 * nranks()) * (page * 2 * nranks());
+  // Each compute rank has an arena (memory servers allocate nothing).
+  const uint64_t arenas = (uint64_t)compute_nranks();
+  uint64_t bytes = config_.memory_bytes / (page * 2 * arenas) * (page * 2 * arenas);
   if (bytes == 0) {
-    *error = "AGORA_MEMORY is too small for " + std::to_string(nranks()) + " ranks";
+    *error = "AGORA_MEMORY is too small for " + std::to_string(arenas) + " ranks";
     return false;
   }
   if (!platform::vm_reserve(kBase, bytes, &range_, error)) {
@@ -146,35 +160,43 @@ bool Runtime::reserve_global_memory(uint64_t *bytes_out, std::string *error) {
   }
   if (!platform::vm_exclude_from_fork(range_, error)) return false;
   if (!platform::fork_child_hook_install(on_fork_child, error)) return false;
-  space_.emplace(kBase, bytes, page, nranks());
-  arena_.emplace(space_->arena_first_page(rank()) * page, space_->arena_pages() * page, page);
+  space_.emplace(kBase, bytes, page, compute_nranks());
+  if (config_.memory_servers > 0)
+    space_->set_memory_servers(compute_nranks(), (Rank)config_.memory_servers, config_.stripe_bytes / page,
+                               memory_server_);
+  // A server allocates nothing (its arena, rank 0's range, stays unused).
+  Rank arena_rank = memory_server_ ? 0 : rank();
+  arena_.emplace(space_->arena_first_page(arena_rank) * page, space_->arena_pages() * page, page);
   *bytes_out = bytes;
   return true;
 }
 
 void Runtime::create_sync_services() {
-  locks_.emplace(*this);
+  // The services see the compute ranks only (compute_host_); the engine, every rank.
+  locks_.emplace(*compute_host_);
   locks_->attach(engine_.get());
   locks_->set_signatures([this](uint64_t id) { return lock_signature(id); });
-  barrier_.emplace(*this);
+  barrier_.emplace(*compute_host_);
   barrier_->attach(engine_.get());
   barrier_->attach(&ledger_);
-  reduce_.emplace(*this);
+  reduce_.emplace(*compute_host_);
   reduce_->attach(&ledger_);
-  threads_.emplace(*this, *engine_,
+  threads_.emplace(*compute_host_, *engine_,
                    [this](uint64_t id, Payload fn, uint64_t arg) { return start_thread(id, fn, arg); });
   auto manager_of = [this](uint64_t key) { return manager_of_key(key); };
   locks_->set_managers(manager_of);
-  thread_barriers_.emplace(*this, manager_of);
+  thread_barriers_.emplace(*compute_host_, manager_of);
   thread_barriers_->attach(engine_.get());
-  thread_reductions_.emplace(*this, manager_of);
-  semaphores_.emplace(*this, manager_of);
+  thread_reductions_.emplace(*compute_host_, manager_of);
+  semaphores_.emplace(*compute_host_, manager_of);
   semaphores_->attach(engine_.get());
-  conditions_.emplace(*this, manager_of);
+  conditions_.emplace(*compute_host_, manager_of);
   MemoryService::Hooks memory_hooks;
   memory_hooks.free_local = [this](uint64_t offset) { return free_local(offset); };
   memory_hooks.placed_opened = [this](const CollectiveRun &run) { placed_opened(run); };
   memory_hooks.placed_closed = [this](PageId first, PageId count) { placed_closed(first, count); };
+  // Placed allocations are announced to every rank, memory servers included
+  // (they forget and zero a freed run's pages, as its homes).
   memory_.emplace(*this, *engine_, std::move(memory_hooks), space_->placed_first_page(),
                   space_->placed_capacity_pages());
 }
@@ -182,6 +204,7 @@ void Runtime::create_sync_services() {
 int Runtime::stop() {
   gptr_release();    // this rank's global-pointer writes reach their homes
   finish_threads();  // ends with a barrier
+  fetch_program_windows();  // memory servers: rank 0's copies of the globals become final
   {
     // Nothing can hang from here on; and a watch message sent now could
     // reach a rank that has finalised MPI.
@@ -191,10 +214,15 @@ int Runtime::stop() {
   // Let every reply this rank still owes leave before the service stops.
   {
     std::lock_guard<std::mutex> g(lock_);
+    tell_servers_done();  // none without memory servers
     while (transport_.sends_pending()) poll_locked();
   }
   running_ = false;
   service_.join();
+  return stop_transport();
+}
+
+int Runtime::stop_transport() {
   close_one_sided();  // collective: no rank reads another's windows any more
   report_doorbells();
   close_remote_doorbell();

@@ -72,7 +72,7 @@ void Runtime::report_stats() {
   if (rank() != 0) return;
   std::vector<Stats> per_rank(nranks());
   std::memcpy(per_rank.data(), all.data(), all.size());
-  StatsRun run{config_.protocol, hosts};
+  StatsRun run{config_.protocol, hosts, (int)config_.memory_servers};
   if (config_.print_stats) {
     std::string table = stats_report_table(per_rank, run);
     std::fputs(table.c_str(), stderr);

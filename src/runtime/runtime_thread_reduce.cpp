@@ -17,7 +17,7 @@ int Runtime::thread_reduction_init(uint64_t object, uint32_t count) {
     log_error("agora_thread_reduction_init(%p): count %u can never be met: at most %d threads run at "
               "once (%d ranks x %d threads per rank); raise --threads-per-rank / "
               "AGORA_THREADS_PER_RANK or use more ranks",
-              (void *)object, count, thread_slots(), nranks(), (int)config_.threads_per_rank);
+              (void *)object, count, thread_slots(), compute_nranks(), (int)config_.threads_per_rank);
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   return sync_op(WaitKind::ThreadReduce, object, [&](Waiter *w) { thread_reductions_->init(object, count, w); });

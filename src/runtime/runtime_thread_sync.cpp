@@ -12,8 +12,11 @@
 namespace agora {
 
 Rank Runtime::manager_of_key(uint64_t key) const {
+  // Memory servers manage no sync object: an address's page picks a compute rank.
+  if (space_->contains(key) && space_->servers() > 0)
+    return (Rank)(space_->page_of(key) % (uint64_t)compute_nranks());
   if (space_->contains(key)) return space_->home_of(space_->page_of(key));
-  return (Rank)(key % (uint64_t)nranks());
+  return (Rank)(key % (uint64_t)compute_nranks());
 }
 
 int Runtime::thread_barrier_wait(uint64_t object, uint32_t count) {
@@ -21,7 +24,7 @@ int Runtime::thread_barrier_wait(uint64_t object, uint32_t count) {
     log_error("agora_thread_barrier_wait(%p): count %u can never be met: at most %d threads run at "
               "once (%d ranks x %d threads per rank); raise --threads-per-rank / "
               "AGORA_THREADS_PER_RANK or use more ranks",
-              (void *)object, count, thread_slots(), nranks(), (int)config_.threads_per_rank);
+              (void *)object, count, thread_slots(), compute_nranks(), (int)config_.threads_per_rank);
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   // Patient, like the waits for a condition and a semaphore: the wait

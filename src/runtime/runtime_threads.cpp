@@ -52,7 +52,7 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
       // In program mode main holds rank 0's first slot (SPLASH codes run the
       // worker in main too): the first thread goes to the next slot.
       uint64_t slot = threads_placed_++ + (program_mode_ && rank() == 0 ? 1 : 0);
-      target = (Rank)((slot / config_.threads_per_rank) % nranks());
+      target = (Rank)((slot / config_.threads_per_rank) % compute_nranks());
     }
     note.a = (uint64_t)target;
     threads_->create(target, {ref.data(), ref.size()}, (uint64_t)(uintptr_t)arg, &op);
@@ -62,7 +62,7 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
     log_error("agora_thread_create: this rank already has %zu threads it placed and has not joined, "
               "as many as there are slots (%d ranks x %d threads per rank); join some first, or "
               "raise the slots with --threads-per-rank / AGORA_THREADS_PER_RANK or more ranks",
-              live, nranks(), (int)config_.threads_per_rank);
+              live, compute_nranks(), (int)config_.threads_per_rank);
     return refused;
   }
   if (op.w.status != AGORA_OK) {

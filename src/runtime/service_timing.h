@@ -15,6 +15,11 @@ namespace agora::service_timing {
 // from 0.96 to 2.3 us: docs/service.md, "The doorbell").
 constexpr double kRingInterval_s = 20e-6;
 
+// ---- a memory server (Runtime::serve_as_memory_server) ----
+// A server sleeps until rung, waking only to send the hang watch's report
+// every kHangWatchReport_s (below): 2 wake-ups a second when idle, ~0 CPU
+// (docs/memory-servers.md).
+
 // ---- a thread waiting inside the library (Runtime::wait) ----
 // Idle polls (nothing received) spent spinning with a pause before the
 // waiter starts yielding its core on every idle poll: with ranks

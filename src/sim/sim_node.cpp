@@ -63,7 +63,10 @@ Rank SimNode::nranks() const { return options_.nodes; }
 size_t SimNode::page_size() const { return options_.page_size; }
 
 Rank SimNode::cyclic_home(PageId page) const {
-  return (Rank)((page / std::max<size_t>(options_.home_block, 1) + options_.seed) % (uint64_t)options_.nodes);
+  const uint64_t block = page / std::max<size_t>(options_.home_block, 1) + options_.seed;
+  if (options_.server_nodes > 0)
+    return (Rank)(options_.nodes - options_.server_nodes + (Rank)(block % (uint64_t)options_.server_nodes));
+  return (Rank)(block % (uint64_t)options_.nodes);
 }
 
 Rank SimNode::home_of(PageId page) const {

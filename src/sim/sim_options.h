@@ -20,6 +20,10 @@ struct SimOptions {
   // so that a node's misses to one home can be sequential (prefetch; sc's
   // batched writes).
   size_t home_block = 1;
+  // Memory servers (docs/memory-servers.md): the last server_nodes nodes
+  // home every shared page (cyclically among them) and compute nothing (the
+  // random programs give their threads barriers only). 0: every node homes.
+  int server_nodes = 0;
   size_t page_size = 64;  // tiny pages: more sharing, more races per step
   uint64_t seed = 1;
   std::string protocol = "sc";

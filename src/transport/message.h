@@ -15,7 +15,8 @@ namespace agora {
 enum class Channel : uint16_t {
   Protocol = 1, Lock = 2, Barrier = 3, Reduce = 4, Memory = 5, Thread = 6, Watch = 7,
   ThreadBarrier = 8, Semaphore = 9, Condition = 10, ThreadReduce = 11,
-  Gptr = 12
+  Gptr = 12,
+  Server = 20  // memory servers (src/runtime/runtime_server.cpp)
 };
 
 struct MsgHeader {

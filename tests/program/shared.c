@@ -103,7 +103,12 @@ int main(int argc, char **argv) {
     CHECK(agora_rank() == 0, "main on rank %d", agora_rank());
     CHECK(argc >= 2, "usage: shared WORD [THREADS]");
     CHECK(agora_is_global(&magic) && agora_is_global(table) && agora_is_global(&argc), "globals or stack not global");
-    CHECK(agora_home_of(&magic) == 0, "globals homed on %d", agora_home_of(&magic));
+    /* With memory servers (the ranks after the program's) a server homes them. */
+    const char *servers = getenv("AGORA_MEMORY_SERVERS");
+    if (servers && atoi(servers) > 0)
+        CHECK(agora_home_of(&magic) >= agora_nranks(), "globals homed on %d, not on a server", agora_home_of(&magic));
+    else
+        CHECK(agora_home_of(&magic) == 0, "globals homed on %d", agora_home_of(&magic));
     word = argv[1];
     nthreads = argc > 2 ? atoi(argv[2]) : 2 * agora_nranks() + 1;
     CHECK(nthreads >= 1 && nthreads <= MAX_THREADS, "bad thread count %d", nthreads);
@@ -145,6 +150,14 @@ int main(int argc, char **argv) {
         free(bufs[i]);
     }
     CHECK(other_rank || agora_nranks() == 1, "no thread ran on another rank");
+    /* Under regc a span's stores travel with its lock (paper 000, rule 2):
+     * without memory servers main's rank homes the globals and sees them at
+     * the home; with servers it takes the lock to see them. */
+    const char *proto = getenv("AGORA_PROTOCOL");
+    if (proto && !strncmp(proto, "regc", 4) && servers && atoi(servers) > 0) {
+        agora_lock(&lock);
+        agora_unlock(&lock);
+    }
     long count = 0, sum = 0;
     while (list_head) {
         struct node *n = list_head;

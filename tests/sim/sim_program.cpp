@@ -235,6 +235,15 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
       th.ops = shape.data_race_free || !shape.given.empty() ? std::move(race_free.at(threads.size() - 1))
                                     : generate(rng, shape, counter_base, words_per_page, next_value, ends);
     }
+  // Memory servers (SimOptions::server_nodes) compute nothing: their
+  // threads keep only the barriers every thread must pass.
+  for (Thread &th : threads)
+    if (th.node >= o.nodes - o.server_nodes) {
+      std::vector<Op> kept;
+      for (const Op &op : th.ops)
+        if (op.kind == OpKind::Barrier || op.kind == OpKind::ThreadBarrier) kept.push_back(op);
+      th.ops = std::move(kept);
+    }
   std::deque<NodeBarrier> barriers(o.nodes);
   std::vector<int> lock_holder(shape.locks, -1);  // thread index, for mutual exclusion
   std::vector<uint64_t> increments(shape.locks, 0);
