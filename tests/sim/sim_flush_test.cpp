@@ -564,3 +564,185 @@ TEST(SimFlush, PaperTableIVCountsExactly) {
 }
 
 }  // namespace
+namespace {
+
+// tests/mpi/flush.c's flush_all_slots in the simulator: every node homes a
+// slot page and reads every slot page once by a plain read fault (a copy
+// it never flushed, by message or one-sided read), then writes its own
+// slot (a home write), flush_all, sets its word of a `ready` page homed at
+// a node the seed picks, flush_all; then, for every node q, spins
+// flush_all until ready[q], flushes all again and reads slot q, which must
+// be q's value (the shadow model: the slot's write was flushed before the
+// ready word's). A reader that refreshed the slot page before its home
+// wrote it observes it, so the home's flush_all must see its own change
+// (CASE-5) and notify it, even though no fetch by message ever made the
+// home keep state for the page (one-sided reads leave none).
+struct SlotsOutcome {
+  bool ok = true;
+  std::string failure;
+  Stats stats;
+};
+
+SlotsOutcome run_flush_all_slots(uint64_t seed, bool one_sided) {
+  constexpr int kNodes = 3;
+  SimOptions o;
+  o.nodes = kNodes;
+  o.pages = kPages;
+  o.page_size = kPageSize;
+  o.seed = seed;
+  o.protocol = "hlrc";
+  o.application_threads = 1;
+  o.one_sided = o.track_home_writes = one_sided;
+  o.engine.flush = FlushMode::Observer;
+  SimCluster cluster(o);
+  auto &rng = cluster.rng();
+  SlotsOutcome out;
+  auto fail = [&](const std::string &why) {
+    if (!out.ok) return;
+    out.ok = false;
+    out.failure = std::string(one_sided ? "one-sided" : "messages") + " seed " + std::to_string(seed) + ": " + why;
+  };
+  // slot[r]: the first page homed at r; ready: another page, homed where the seed says.
+  PageId slot[kNodes];
+  const Rank ready_home = (Rank)(mix(seed) % kNodes);
+  PageId ready = kPages;
+  for (Rank r = 0; r < kNodes; ++r) {
+    slot[r] = kPages;
+    for (PageId p = 0; p < kPages; ++p)
+      if (cluster.node(0).home_of(p) == r) {
+        if (slot[r] == kPages) slot[r] = p;
+        else if (r == ready_home && ready == kPages) ready = p;
+      }
+  }
+  if (ready == kPages) {
+    fail("no page for ready");
+    return out;
+  }
+  auto value_of = [](Rank r) { return 777 + (uint64_t)r; };
+  struct Node {
+    int pc = 0;
+    int q = 0;  // the slot being read (pc 0) or waited for (pc 5..)
+    bool waiting = false, done = false;
+    Waiter w;
+  };
+  std::vector<Node> nodes(kNodes);
+  auto flush_all = [&](Rank r) {
+    Node &t = nodes[r];
+    t.w.reset();
+    t.waiting = true;
+    Waiter *w = &t.w;
+    cluster.node(r).engine().flush_all([w] { w->complete(0); });
+  };
+  auto load = [&](Rank r, uint64_t word, uint64_t *v) {
+    if (sim_load(cluster.node(r), word, nodes[r].w, v)) return true;
+    nodes[r].waiting = true;
+    return false;
+  };
+  auto store = [&](Rank r, uint64_t word, uint64_t v) {
+    if (sim_store(cluster.node(r), word, v, nodes[r].w)) return true;
+    nodes[r].waiting = true;
+    return false;
+  };
+  auto step = [&](Rank r) -> bool {
+    Node &t = nodes[r];
+    if (t.done) return false;
+    if (t.waiting) {
+      if (!t.w.done()) return false;
+      t.waiting = false;
+    }
+    uint64_t v = 0;
+    switch (t.pc) {
+      case 0:  // read every slot page once: a copy to observe
+        if (t.q == kNodes) {
+          t.pc = 1;
+          return true;
+        }
+        if (load(r, slot[t.q] * kPerPage, &v)) t.q++;
+        return true;
+      case 1:
+        if (store(r, slot[r] * kPerPage, value_of(r))) t.pc = 2;
+        return true;
+      case 2: flush_all(r); t.pc = 3; return true;
+      case 3:
+        if (store(r, ready * kPerPage + 1 + r, 1)) t.pc = 4;
+        return true;
+      case 4:
+        flush_all(r);
+        t.q = 0;
+        t.pc = 5;
+        return true;
+      case 5:
+        if (t.q == kNodes) {
+          t.done = true;
+          return true;
+        }
+        flush_all(r);
+        t.pc = 6;
+        return true;
+      case 6:
+        if (!load(r, ready * kPerPage + 1 + t.q, &v)) return true;
+        if (!v) {
+          t.pc = 5;
+          return true;
+        }
+        flush_all(r);  // figure 6's second flush
+        t.pc = 7;
+        return true;
+      case 7:
+        if (!load(r, slot[t.q] * kPerPage, &v)) return true;
+        if (v != value_of(t.q))
+          fail("node " + std::to_string(r) + " read slot of node " + std::to_string(t.q) + " as " +
+               std::to_string(v) + " after flush_all, ready said it was " + std::to_string(value_of(t.q)));
+        t.q++;
+        t.pc = 5;
+        return true;
+    }
+    fail("bad program counter");
+    return false;
+  };
+  uint64_t steps = 0;
+  while (out.ok) {
+    bool all_done = true;
+    for (const Node &t : nodes) all_done &= t.done;
+    if (all_done) break;
+    if (++steps > 200'000) {
+      fail("no completion after 200000 steps (livelock: a notice lost?)");
+      break;
+    }
+    bool progressed = false;
+    if (cluster.in_flight() && rng() % 2 == 0) progressed = cluster.deliver_one();
+    const Rank start = (Rank)(rng() % kNodes);
+    for (Rank k = 0; k < kNodes && !progressed && out.ok; ++k) progressed = step((start + k) % kNodes);
+    if (!progressed && out.ok && !cluster.deliver_one()) fail("deadlock: no node can run and no message is in flight");
+  }
+  for (Rank r = 0; r < kNodes; ++r) out.stats.combine(cluster.node(r).stats());
+  return out;
+}
+
+TEST(SimFlush, FlushAllSeesHomeWritesOfPagesReadByPlainFaults) {
+  const uint64_t seeds = seeds_from_env(1000);
+  for (bool one_sided : {false, true}) {
+    SCOPED_TRACE(one_sided ? "one-sided reads" : "reads by message");
+    Stats total;
+    uint64_t failed = 0;
+    std::string first_failure;
+    for (uint64_t seed = 1; seed <= seeds; ++seed) {
+      SlotsOutcome r = run_flush_all_slots(seed, one_sided);
+      if (!r.ok && !failed++) first_failure = r.failure;
+      total.combine(r.stats);
+    }
+    std::printf("flush_all slots (%s): %llu of %llu seeds failed\n", one_sided ? "one-sided" : "messages",
+                (unsigned long long)failed, (unsigned long long)seeds);
+    EXPECT_EQ(failed, 0u) << "first: " << first_failure;
+    // The scenario occurred: home changes announced to observers that
+    // refreshed before them, and (one-sided) copies read without the home.
+    EXPECT_GT(total.flush_case5_home_changed, 0u);
+    EXPECT_GT(total.change_notices_sent, 0u);
+    EXPECT_EQ(total.change_notices_sent, total.notice_acks_received);
+    if (one_sided) {
+      EXPECT_GT(total.one_sided_reads, 0u);
+    }
+  }
+}
+
+}  // namespace
