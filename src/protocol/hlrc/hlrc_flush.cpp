@@ -52,19 +52,7 @@ void HlrcEngine::flush_page(const FlushPage &f, uint64_t token) {
   const PageId page = f.page;
   Stats &stats = host_.stats();
   if (is_home(page)) {
-    // CASE-4/5. The basic flush has nothing to do on a home page (paper 004).
-    bool changed = false;
-    if (flush_.observer_model())
-      for (auto [offset, length] : f.ranges) changed |= flush_.home_changed(page, offset, length);
-    if (!changed) {
-      stats.flush_case4_home_unchanged++;
-    } else {
-      stats.flush_case5_home_changed++;
-      flush_.notify(page, host_.rank());
-    }
-    if (!flush_.observer_model()) return;
-    flush_.expect(token);
-    flush_.when_acknowledged(page, [this, token] { flush_.finish(token); });
+    flush_.flush_home_page(f, token);
     return;
   }
   auto it = pages_.find(page);

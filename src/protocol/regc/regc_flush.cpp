@@ -35,18 +35,7 @@ void RegcEngine::flush_pass(const std::vector<FlushPage> &pages, uint64_t token)
   for (const FlushPage &f : pages) {
     const PageId page = f.page;
     if (is_home(page)) {
-      bool changed = false;
-      if (flush_.observer_model())
-        for (auto [offset, length] : f.ranges) changed |= flush_.home_changed(page, offset, length);
-      if (!changed) {
-        stats.flush_case4_home_unchanged++;
-      } else {
-        stats.flush_case5_home_changed++;
-        flush_.notify(page, host_.rank());
-      }
-      if (!flush_.observer_model()) continue;
-      flush_.expect(token);
-      flush_.when_acknowledged(page, [this, token] { flush_.finish(token); });
+      flush_.flush_home_page(f, token);
       continue;
     }
     auto it = pages_.find(page);

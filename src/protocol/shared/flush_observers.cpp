@@ -115,6 +115,22 @@ bool FlushObservers::home_changed(PageId page, uint32_t offset, uint32_t length)
   return true;
 }
 
+void FlushObservers::flush_home_page(const FlushPage &f, uint64_t token) {
+  bool changed = false;
+  if (observer_model())
+    for (auto [offset, length] : f.ranges) changed |= home_changed(f.page, offset, length);
+  if (!changed) {
+    host_.stats().flush_case4_home_unchanged++;
+  } else {
+    host_.stats().flush_case5_home_changed++;
+    notify(f.page, host_.rank());
+  }
+  // The basic flush has nothing to do on a home page (paper 004).
+  if (!observer_model()) return;
+  expect(token);
+  when_acknowledged(f.page, [this, token] { finish(token); });
+}
+
 void FlushObservers::when_acknowledged(PageId page, std::function<void()> fn) {
   auto it = homes_.find(page);
   if (skip_acks_ || it == homes_.end() || it->second.acks == 0) {

@@ -91,6 +91,10 @@ class FlushObservers {
   // CASE-4/5: did the home's own writes change [offset, offset+length) of
   // `page` since its observers last saw it? Updates the snapshot there.
   bool home_changed(PageId page, uint32_t offset, uint32_t length);
+  // A flush of a home page (CASE-4/5, both protocols): notices to the
+  // observers if the home's own writes changed the flushed ranges, and under
+  // the observer model the flush `token` waits for their acks.
+  void flush_home_page(const FlushPage &f, uint64_t token);
   // Runs fn once every notice sent for `page` is acknowledged (at once if
   // none is outstanding, or if the tester's mutation skips the acks).
   void when_acknowledged(PageId page, std::function<void()> fn);
