@@ -46,7 +46,6 @@
 #include "protocol/regc/regc_entries.h"
 #include "protocol/shared/flush_observers.h"
 #include "protocol/shared/page_copies.h"
-#include "protocol/shared/sequential_misses.h"
 
 namespace agora {
 
@@ -106,7 +105,6 @@ class RegcEngine final : public ProtocolEngine {
     unsigned diffs_in_flight = 0;
     std::map<uint64_t, std::vector<std::byte>> early;  // updates beyond version + 1, by version
     uint64_t need = 0;     // the least version a fetched copy may have
-    bool prefetched = false;  // the fetch in flight was asked for ahead of a miss
   };
   // Where a closed interval's entries go, by the sync operation closing it.
   enum class Closing { Ordinary, SpanEnd, Barrier };
@@ -117,9 +115,6 @@ class RegcEngine final : public ProtocolEngine {
 
   // ---- faults and copies (regc_pages.cpp) ----
   void fetch(PageId page, PageState &s);
-  // A miss on `page`: when misses to its home are sequential, the pages
-  // after it are asked for too, one kFetch each, sent together.
-  void prefetch_after(PageId page);
   void on_page(const MsgHeader &m, Payload p);
   void apply(const RegcEntry &e);
   void apply_all(std::vector<RegcEntryRef> entries);
@@ -178,7 +173,6 @@ class RegcEngine final : public ProtocolEngine {
   std::set<PageId> early_pages_;  // pages holding updates that came early
   uint64_t page_floor_ = 0;  // versions of pages newly homed here start above freed ones
   FlushObservers flush_;    // observers of home pages, and the copies observed here
-  SequentialMisses prefetch_;  // AGORA_PREFETCH
 };
 
 }  // namespace agora

@@ -12,8 +12,7 @@
 namespace agora {
 
 RegcEngine::RegcEngine(EngineHost &host, SpanStores span_stores, const EngineOptions &options)
-    : host_(host), span_stores_(span_stores), options_(options), flush_(host, options),
-      prefetch_(options.prefetch_max) {
+    : host_(host), span_stores_(span_stores), options_(options), flush_(host, options) {
   if (host.page_size() > 32768) fatal("%s: page size %zu exceeds 32 KiB", name(), host.page_size());
 }
 
@@ -24,10 +23,7 @@ Access RegcEngine::local_access(PageId page) const { return page_copy_access(pag
 void RegcEngine::on_fault(PageId page, Access need, Waiter *w) {
   PageState &s = state(page);
   const bool planted = options_.cache_mutation == EngineOptions::CacheMutation::RefetchBeforeWriteBack;
-  if (page_copy_fault(host_, page, s, need, w, &dirty_, fine_grain(), planted)) {
-    fetch(page, s);
-    prefetch_after(page);
-  }
+  if (page_copy_fault(host_, page, s, need, w, &dirty_, fine_grain(), planted)) fetch(page, s);
   AGORA_ASSERT(page_copy_consistent(host_, page, s, fine_grain()));
 }
 
@@ -35,21 +31,6 @@ void RegcEngine::fetch(PageId page, PageState &s) {
   s.fetching = true;
   s.refetch = false;
   host_.send_request(host_.home_of(page), {Channel::Protocol, kFetch, 0, page, 0, 0});
-}
-
-void RegcEngine::prefetch_after(PageId page) {
-  const Rank home = host_.home_of(page);
-  const uint32_t ahead = prefetch_.on_miss(home, page);
-  for (PageId q = page + 1; q <= page + ahead && q > page && host_.home_of(q) == home; ++q) {
-    auto it = pages_.find(q);
-    if (it != pages_.end()) {
-      const PageState &t = it->second;
-      if (t.access != Access::None || t.fetching || t.writing_back || t.dirty) break;  // held, or on its way
-    }
-    PageState &t = state(q);
-    t.prefetched = true;
-    fetch(q, t);
-  }
 }
 
 void RegcEngine::on_page(const MsgHeader &m, Payload p) {
@@ -62,12 +43,9 @@ void RegcEngine::on_page(const MsgHeader &m, Payload p) {
   }
   if (m.b < s.need || s.refetch) {  // served before writes this rank must see reached the home
     host_.stats().stale_replies++;
-    if (s.waiters.empty()) s.fetching = s.prefetched = false;  // fetched ahead, not wanted yet
-    else fetch(page, s);
+    fetch(page, s);
     return;
   }
-  if (s.prefetched && s.waiters.empty()) host_.stats().pages_prefetched++;
-  s.prefetched = false;
   // Copies only move forward: every way a copy is invalidated raised its
   // need above its version.
   AGORA_ASSERT(m.b >= s.version);
@@ -143,10 +121,7 @@ void RegcEngine::on_message(const MsgHeader &m, Payload p) {
   switch (m.op) {
     case kFetch: home_serve(m); break;
     case kPage: on_page(m, p); break;
-    case kNack:
-      state(m.a).prefetched = false;
-      page_copy_refused(state(m.a), (int)(int64_t)m.b);
-      break;
+    case kNack: page_copy_refused(state(m.a), (int)(int64_t)m.b); break;
     case kDiffs: home_apply_diffs(m, p); break;
     case kDiffsAck: on_diffs_ack(m, p); break;
     case kEntries: on_entries(m, p); break;
