@@ -34,18 +34,7 @@ void HlrcEngine::flush(const std::vector<StoreRange> &ranges, std::function<void
 }
 
 void HlrcEngine::flush_all(std::function<void()> done) {
-  std::vector<StoreRange> all;
-  const uint32_t size = (uint32_t)host_.page_size();
-  for (const auto &[page, s] : pages_)
-    if (!is_home(page) && (s.access != Access::None || s.dirty)) all.push_back({page, 0, size});
-  // Home pages with observers, whether or not this engine keeps state for
-  // them: a page read only by one-sided reads (or refreshed only) has none,
-  // and skipping it would hide the home's own change (CASE-5) from
-  // observers that refreshed before it.
-  std::vector<PageId> observed;
-  flush_.observed_pages(&observed);
-  for (PageId page : observed) all.push_back({page, 0, size});
-  flush(all, std::move(done));
+  flush(flush_.all_pages(pages_, [this](PageId page) { return is_home(page); }), std::move(done));
 }
 
 void HlrcEngine::flush_page(const FlushPage &f, uint64_t token) {

@@ -102,6 +102,22 @@ class FlushObservers {
   void when_all_acknowledged(const std::vector<PageId> &pages, std::function<void()> fn);
   // Home pages with observers (flush_all covers them).
   void observed_pages(std::vector<PageId> *out) const;
+  // What agora_flush_all flushes, whole pages: every copy held here (valid,
+  // or invalid but dirty) in `pages` (an engine's PageCopy states), and every
+  // home page with observers, whether or not the engine keeps state for it:
+  // a page read only one-sidedly (or refreshed only) has none, and skipping
+  // it would hide the home's own change (CASE-5) from its observers.
+  template <class PageStates, class IsHome>
+  std::vector<StoreRange> all_pages(const PageStates &pages, IsHome is_home) const {
+    std::vector<StoreRange> all;
+    const uint32_t size = (uint32_t)host_.page_size();
+    for (const auto &[page, s] : pages)
+      if (!is_home(page) && (s.access != Access::None || s.dirty)) all.push_back({page, 0, size});
+    std::vector<PageId> observed;
+    observed_pages(&observed);
+    for (PageId page : observed) all.push_back({page, 0, size});
+    return all;
+  }
 
   // Change notices and their acks (both sides).
   void on_message(const MsgHeader &m, Payload p);
