@@ -172,6 +172,16 @@ static inline struct gb_counts gb_snapshot(void)
     return c;
 }
 
+/* The buffers of `total` timed iterations: a time per iteration (*t) and a
+ * counter snapshot before each and after the last (*cs); the caller frees both. */
+static inline void gb_timing_buffers(long total, double **t, struct gb_counts **cs)
+{
+    *t = malloc((size_t)total * sizeof **t);
+    *cs = malloc((size_t)(total + 1) * sizeof **cs);
+    if (!*t || !*cs)
+        gb_die("out of memory");
+}
+
 /* (b - a) on this rank, summed over all ranks (collective). */
 static inline struct gb_counts gb_delta_sum(const struct gb_counts *a, const struct gb_counts *b)
 {

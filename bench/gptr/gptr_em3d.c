@@ -169,10 +169,9 @@ int main(int argc, char **argv)
     GB_CHECK(agora_barrier());
 
     long total = cfg.iters + 1;
-    double *t = malloc((size_t)total * sizeof *t);
-    struct gb_counts *cs = malloc((size_t)(total + 1) * sizeof *cs);
-    if (!t || !cs)
-        gb_die("out of memory");
+    double *t;
+    struct gb_counts *cs;
+    gb_timing_buffers(total, &t, &cs);
     for (long it = 0; it < total; it++) {
         GB_CHECK(agora_barrier());
         cs[it] = gb_snapshot();
