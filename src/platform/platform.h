@@ -94,6 +94,10 @@ bool vm_protect(void *addr, size_t len, Access access);
 // Zeroes [offset, offset+len) of the range in both views and gives its
 // memory back to the system (vm_discard_linux.cpp).
 bool vm_discard(const GlobalRange &range, size_t offset, size_t len);
+// Maps [addr, addr+len) in at once (allocating what was discarded), for
+// reading or for writing as its protection allows, instead of one kernel
+// fault per page at first touch. Only a hint: false if the kernel cannot.
+bool vm_populate(void *addr, size_t len, bool write);
 // The most memory mappings a process may have (Linux: vm.max_map_count;
 // every stretch of pages with its own protection is one), or 0 if unknown
 // (vm_map_limit_linux.cpp).

@@ -34,6 +34,13 @@ class EngineHost : public ComponentHost {
   }
   // This rank's copy of the page, always readable and writable by the engine.
   virtual std::byte *frame(PageId page) = 0;
+  // The engine is about to fill frames [first, first+count) (a run of
+  // copies arrived): the host may map them in at once rather than a page
+  // at a time as they are written.
+  virtual void filling_frames(PageId first, PageId count) {
+    (void)first;
+    (void)count;
+  }
   virtual Rank home_of(PageId page) const = 0;
   // At the home: is the page part of a live allocation? (Catches accesses to
   // freed or never-allocated memory in another rank's arena.)
@@ -227,6 +234,9 @@ class ProtocolEngine {
     (void)page;
     return Eviction::Busy;
   }
+  // The host's batch of evict calls is over (it calls this before any other
+  // engine call): write-backs evict queued leave now, one message per home.
+  virtual void end_evictions() {}
   // A page homed here whose protection differs from home_access() (shared,
   // or owned elsewhere) splits the view's mappings too; the host asks for it
   // back when too many are: bring it back to home_access(), possibly later
@@ -258,9 +268,11 @@ struct EngineOptions {
   // home write gives no notice; a page newly shared by a one-sided reader
   // gets no conservative notice; remote reads and prefetched pages are
   // installed without their version check; refreshed pages are installed
-  // without it.
+  // without it; a page fetched writable after a write miss (write_ahead) is
+  // taken as unwritten at the close without comparing it with its twin.
   enum class HlrcMutation {
-    None, HomeWriteNoNotice, NewlySharedNoNotice, InstallWithoutVersionCheck, RefreshWithoutVersionCheck
+    None, HomeWriteNoNotice, NewlySharedNoNotice, InstallWithoutVersionCheck, RefreshWithoutVersionCheck,
+    WrittenAheadNotSent
   };
   HlrcMutation hlrc_mutation = HlrcMutation::None;
   // agora_flush (docs/flush.md): observer model or basic region flush.

@@ -96,6 +96,7 @@ class Runtime final : public EngineHost {
   void set_access(PageId page, Access access) override;
   void set_access_run(PageId first, PageId count, Access access) override;
   std::byte *frame(PageId page) override;
+  void filling_frames(PageId first, PageId count) override;
   Rank home_of(PageId page) const override { return space_->home_of(page); }
   bool page_allocated(PageId page) const override;
   // Agora threads started here, plus main unless it only waits in finalize.

@@ -122,6 +122,7 @@ void Runtime::cache_trim() {
     defer_clean_eviction_ = false;
     if (e != ProtocolEngine::Eviction::Busy) gone.push_back(victim);
   }
+  engine_->end_evictions();
   std::sort(deferred_none_.begin(), deferred_none_.end());
   for (size_t i = 0; i < deferred_none_.size();) {
     size_t j = i + 1;

@@ -38,6 +38,12 @@ void Runtime::protect_run(PageId first, PageId count, Access access) {  for (Pag
 
 std::byte *Runtime::frame(PageId page) { return range_.service_view + page * page_size(); }
 
+void Runtime::filling_frames(PageId first, PageId count) {
+  // Discarded frames (an evicted copy) are allocated again by the copy in:
+  // one call for the run instead of a kernel fault per page (docs/cache.md).
+  if (count > 1) platform::vm_populate(frame(first), count * page_size(), true);
+}
+
 bool Runtime::page_allocated(PageId page) const {
   // A memory server hears of no allocation: the compute ranks ask only for
   // pages they allocated (docs/memory-servers.md).

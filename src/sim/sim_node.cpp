@@ -121,6 +121,7 @@ void SimNode::trim_cache() {
     if (!cache_.propose(&victim)) break;
     evict(victim);
   }
+  engine_->end_evictions();
   if (cache_.bounded())
     stats_.cache_resident_peak = std::max<uint64_t>(stats_.cache_resident_peak, cache_.resident());
 }
@@ -128,7 +129,9 @@ void SimNode::trim_cache() {
 bool SimNode::evict_random(uint64_t pick) {
   PageId page = pick % options_.total_pages();
   if (home_of(page) == rank_ || home_of(page) < 0 || access(page) == Access::None) return false;
-  return evict(page);
+  const bool evicted = evict(page);
+  engine_->end_evictions();
+  return evicted;
 }
 
 void SimNode::reset_view(PageId first, PageId count) {

@@ -264,6 +264,16 @@ TEST(SimHlrc, CheckerCatchesRefreshedCopiesInstalledWithoutVersionCheck) {
   EXPECT_GT(one_sided, 3);
 }
 
+TEST(SimHlrc, CheckerCatchesPagesWrittenAheadButNotSent) {
+  // Pages fetched along after a write miss come writable; one whose writes
+  // the close ignores is a lost write. Needs sequential write misses.
+  using M = EngineOptions::HlrcMutation;
+  const int caught = caught_with(M::WrittenAheadNotSent, Host::Tracking, 200, true);
+  std::printf("[ mutation ] hlrc WrittenAheadNotSent: caught on %d of 200 seeds\n", caught);
+  EXPECT_GT(caught, 10);
+  EXPECT_EQ(caught_with(M::WrittenAheadNotSent, Host::Tracking, 50, false), 0);  // no prefetch: no such page
+}
+
 TEST(SimHlrc, MutationsAreHarmlessWhereTheyDoNotApply) {
   // The mutations only touch the new paths: today's host never runs them.
   using M = EngineOptions::HlrcMutation;

@@ -41,6 +41,7 @@
 #include "protocol/shared/flush_observers.h"
 #include "protocol/shared/sequential_misses.h"
 #include "protocol/shared/page_copies.h"
+#include "protocol/shared/write_back_batches.h"
 #include "protocol/shared/write_notices.h"
 
 namespace agora {
@@ -71,6 +72,7 @@ class HlrcEngine final : public ProtocolEngine {
   void flush(const std::vector<StoreRange> &ranges, std::function<void()> done) override;
   void flush_all(std::function<void()> done) override;
   Eviction evict(PageId page) override;
+  void end_evictions() override;
 
   // Most pages one fetch (message or one-sided read) may ask for.
   static constexpr uint64_t kMaxFetchRun = 4096;
@@ -84,9 +86,9 @@ class HlrcEngine final : public ProtocolEngine {
                  // u32 status (0: served, then version[n] (u32) + page; else refused)
     kDiffs,      // writer -> home: a = interval; payload = {u64 page, u32 size, diff}*
     kDiffsAck,   // home -> writer: a = interval
-    kWriteBack,     // evicting rank -> home: a dirty copy's diff now, before its interval
-                    // closes (no version: the close numbers it); payload = {u64 page, u32 size, diff}
-    kWriteBackAck,  // home -> evicting rank: a = page
+    kWriteBack,     // evicting rank -> home: dirty copies' diffs now, before their intervals
+                    // close (no version: the close numbers them); a = pages, payload = {u64 page, u32 size, diff}*
+    kWriteBackAck,  // home -> evicting rank: a = pages; payload = u64 page*
   };
 
  private:
@@ -164,8 +166,8 @@ class HlrcEngine final : public ProtocolEngine {
   void flush_message(const MsgHeader &m, Payload p);
   void send_refresh(Rank to, PageId page, uint64_t token);
   // ---- the bounded cache (hlrc_evict.cpp) ----
-  void home_apply_writeback(const MsgHeader &m, Payload p);
-  void on_writeback_ack(PageId page);
+  void home_apply_writebacks(const MsgHeader &m, Payload p);
+  void on_writebacks_ack(const MsgHeader &m, Payload p);
 
   // ---- intervals (hlrc_intervals.cpp) ----
   void close_interval();
@@ -183,6 +185,7 @@ class HlrcEngine final : public ProtocolEngine {
   // Evicted dirty copies whose write-backs the homes have not acknowledged:
   // notices wait for them too.
   unsigned writebacks_outstanding_ = 0;
+  WriteBackBatches writebacks_;  // queued by evict, sent by end_evictions
   std::vector<std::function<void()>> on_published_;
   std::map<uint64_t, VectorTime> barrier_arrivals_;  // epoch -> max vector time at arrival
   VectorTime previous_barrier_;  // everyone has seen this much once the next barrier is entered

@@ -25,35 +25,32 @@ ProtocolEngine::Eviction HlrcEngine::evict(PageId page) {
   auto it = pages_.find(page);
   if (it == pages_.end()) return Eviction::Dropped;
   PageState &s = it->second;
-  std::vector<std::byte> writeback;
-  Eviction e = page_copy_evict(host_, page, s, &writeback, options_.cache_mutation);
-  if (e == Eviction::WritingBack) {
-    host_.send_request(host_.home_of(page), {Channel::Protocol, kWriteBack, 0, page, 0, 0},
-                       {writeback.data(), writeback.size()});
-    ++writebacks_outstanding_;
-  }
+  Eviction e = page_copy_evict(host_, page, s, writebacks_.to(host_.home_of(page)), options_.cache_mutation);
+  if (e == Eviction::WritingBack) ++writebacks_outstanding_;
   AGORA_ASSERT(page_copy_consistent(host_, page, s, false));
   return e;
 }
 
-void HlrcEngine::home_apply_writeback(const MsgHeader &m, Payload p) {
-  bool ok = diff_batch_for_each(p.data, p.size, [&](PageId page, const std::byte *diff, size_t size) {
-    if (page != m.a || !is_home(page)) fatal("hlrc: write-back of page %llu from rank %d, not homed here",
-                                             (unsigned long long)page, m.src);
+void HlrcEngine::end_evictions() { writebacks_.send(host_, kWriteBack); }
+
+void HlrcEngine::home_apply_writebacks(const MsgHeader &m, Payload p) {
+  WriteBackBatches::serve(host_, m, p, kWriteBackAck, "hlrc", [&](PageId page, const std::byte *diff, size_t size) {
+    if (!is_home(page))
+      fatal("hlrc: write-back of page %llu from rank %d, not homed here", (unsigned long long)page, m.src);
     // Freed meanwhile (a racing agora_free): nothing to keep.
     if (!host_.page_allocated(page)) return;
     if (!page_diff_apply(host_.frame(page), host_.page_size(), diff, size))
       fatal("hlrc: malformed write-back of page %llu from rank %d", (unsigned long long)page, m.src);
   });
-  if (!ok) fatal("hlrc: malformed write-back from rank %d", m.src);
-  host_.send(m.src, {Channel::Protocol, kWriteBackAck, 0, m.a, 0, 0});
 }
 
-void HlrcEngine::on_writeback_ack(PageId page) {
-  if (writebacks_outstanding_ == 0) fatal("hlrc: unexpected write-back acknowledgement");
-  --writebacks_outstanding_;
-  auto it = pages_.find(page);  // freed meanwhile: forgotten
-  if (it != pages_.end() && page_copy_written_back(it->second) && !it->second.fetching) fetch_run(page, 1);
+void HlrcEngine::on_writebacks_ack(const MsgHeader &m, Payload p) {
+  WriteBackBatches::acknowledged(m, p, "hlrc", [&](PageId page) {
+    if (writebacks_outstanding_ == 0) fatal("hlrc: unexpected write-back acknowledgement");
+    --writebacks_outstanding_;
+    auto it = pages_.find(page);  // freed meanwhile: forgotten
+    if (it != pages_.end() && page_copy_written_back(it->second) && !it->second.fetching) fetch_run(page, 1);
+  });
   if (writebacks_outstanding_ > 0 || acks_outstanding_ > 0) return;
   std::vector<std::function<void()>> ready;
   ready.swap(on_published_);

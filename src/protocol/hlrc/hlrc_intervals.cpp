@@ -2,6 +2,7 @@
 // homes have acknowledged, and applying the notices that sync operations
 // bring in.
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "common/log.h"
@@ -19,9 +20,27 @@ void HlrcEngine::close_interval() {
   const size_t size = host_.page_size();
   std::map<Rank, std::vector<std::byte>> to_home;
   std::vector<PageId> closed;  // dirty_ without repeats (an evicted copy written again is listed twice)
+  // Protect before diffing: a later write by any thread of this rank
+  // faults and starts the next interval's twin. All at once, in runs (a
+  // sweep's pages are consecutive), before any diff is taken. (A home page
+  // whose writes the host tracks stays writable: the host reports the next
+  // write.)
+  AccessRuns protect;
+  for (PageId page : dirty_) {
+    PageState &s = state(page);
+    if (s.dirty && s.access == Access::Write && !s.writes_tracked) {
+      s.access = Access::Read;
+      protect.add(page, Access::Read);
+    }
+  }
+  protect.apply(host_);
   for (PageId page : dirty_) {
     PageState &s = state(page);
     if (!s.dirty && !s.written_back) continue;  // listed again: done
+    // Fetched along for a write sweep and not written: nothing to announce.
+    if (options_.hlrc_mutation == EngineOptions::HlrcMutation::WrittenAheadNotSent && s.written_ahead)
+      std::memcpy(s.twin.data(), host_.frame(page), size);  // planted bug: its writes are taken as none
+    if (page_copy_unchanged(host_, page, s) && !s.written_back) continue;
     closed.push_back(page);
     if (!s.dirty) {
       // Evicted: its writes went home with a write-back (hlrc_evict.cpp).
@@ -33,14 +52,6 @@ void HlrcEngine::close_interval() {
       continue;
     }
     s.written_back = false;
-    AGORA_ASSERT(page_copy_consistent(host_, page, s, false));
-    // Protect before diffing: a later write by any thread of this rank
-    // faults and starts the next interval's twin. (A home page whose writes
-    // the host tracks stays writable: the host reports the next write.)
-    if (s.access == Access::Write && !s.writes_tracked) {
-      s.access = Access::Read;
-      host_.set_access(page, Access::Read);
-    }
     s.dirty = false;
     if (is_home(page)) {
       vector_time_raise(&s.version, host_.nranks(), host_.rank(), index);
@@ -62,6 +73,7 @@ void HlrcEngine::close_interval() {
     vector_time_raise(&s.need, host_.nranks(), host_.rank(), index);
     s.twin.clear();
     s.twin.shrink_to_fit();
+    AGORA_ASSERT(page_copy_consistent(host_, page, s, false));
   }
   for (auto &[home, buf] : to_home) {
     host_.send_request(home, {Channel::Protocol, kDiffs, 0, index, 0, 0}, {buf.data(), buf.size()});

@@ -35,9 +35,6 @@ void HlrcEngine::on_fault(PageId page, Access need, Waiter *w) {
 
 void HlrcEngine::fetch_after_miss(PageId page, Access need) {
   const Rank home = host_.home_of(page);
-  // Write misses too: the pages after a written one are fetched as read
-  // copies, and a write to one of them then only takes a twin, here.
-  (void)need;
   uint32_t ahead = prefetch_.on_miss(home, page);
   // Only the pages right after it with the same home, missing here and not
   // being fetched: the run stays one read (or one message).
@@ -49,6 +46,12 @@ void HlrcEngine::fetch_after_miss(PageId page, Access need) {
     if (it != pages_.end() && (it->second.access != Access::None || it->second.fetching || it->second.writing_back))
       break;
   }
+  // After a write miss the pages fetched along come writable (twinned on
+  // install): a sweep that writes (STREAM's a[]) would otherwise fault
+  // again on each of them. A page of the run left unwritten costs an empty
+  // diff at the close.
+  if (need == Access::Write)
+    for (PageId p = page + 1; p < page + count; ++p) state(p).write_ahead = true;
   fetch_run(page, count);
 }
 
@@ -69,6 +72,7 @@ void HlrcEngine::on_page(const MsgHeader &m, Payload p) {
   if (count > kMaxFetchRun) fatal("hlrc: malformed page reply from rank %d (%llu pages)", m.src, (unsigned long long)count);
   size_t at = 0;
   AccessRuns runs;  // one protection change per run of pages installed
+  host_.filling_frames(first, count);
   for (PageId page = first; page < first + count; ++page) {
     uint32_t status;
     if (at + 4 > p.size) fatal("hlrc: malformed page reply from rank %d", m.src);
@@ -109,7 +113,7 @@ void HlrcEngine::receive_copy(PageId page, const VectorTime &version, const std:
         // sent it before (one channel), and those announced by notices were
         // acknowledged before the notices left their writers. A prefetched
         // page nobody waits for is just left missing.
-        if (s.waiters.empty()) s.fetching = false;
+        if (s.waiters.empty()) s.fetching = s.want_write = s.write_ahead = false;
         else fetch_by_message(page, 1);
         return;
       }
@@ -136,8 +140,8 @@ void HlrcEngine::on_message(const MsgHeader &m, Payload p) {
     case kPage: on_page(m, p); break;
     case kDiffs: home_apply_diffs(m, p); break;
     case kDiffsAck: on_diffs_ack(); break;
-    case kWriteBack: home_apply_writeback(m, p); break;
-    case kWriteBackAck: on_writeback_ack(m.a); break;
+    case kWriteBack: home_apply_writebacks(m, p); break;
+    case kWriteBackAck: on_writebacks_ack(m, p); break;
     default: fatal("hlrc: unknown message op %u from rank %d", (unsigned)m.op, m.src);
   }
 }

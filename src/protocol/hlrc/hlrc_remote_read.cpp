@@ -41,6 +41,7 @@ void HlrcEngine::on_remote_read(Rank home, PageId first, uint32_t count, Payload
           pages.size);
   const VectorTime applied = vector_time_read(meta.data, host_.nranks());
   AccessRuns runs;  // one protection change per run of pages installed
+  host_.filling_frames(first, count);
   for (uint32_t i = 0; i < count; ++i) receive_copy(first + i, applied, pages.data + i * size, i > 0, true, &runs);
   runs.apply(host_);
 }

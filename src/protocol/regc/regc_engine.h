@@ -46,6 +46,7 @@
 #include "protocol/regc/regc_entries.h"
 #include "protocol/shared/flush_observers.h"
 #include "protocol/shared/page_copies.h"
+#include "protocol/shared/write_back_batches.h"
 
 namespace agora {
 
@@ -76,6 +77,7 @@ class RegcEngine final : public ProtocolEngine {
   void flush(const std::vector<StoreRange> &ranges, std::function<void()> done) override;
   void flush_all(std::function<void()> done) override;
   Eviction evict(PageId page) override;
+  void end_evictions() override;
 
   static constexpr size_t kOrdinaryUpdateMax = 256;
 
@@ -87,9 +89,9 @@ class RegcEngine final : public ProtocolEngine {
     kDiffsAck,    // home -> writer: a = batch; payload = u64 version per page, in order
     kEntries,     // broadcast: payload = an encoded RegcLog
     kEntriesAck,  // receiver -> broadcaster
-    kWriteBack,     // evicting rank -> home: a dirty copy's diff before its interval closes
-                    // (no version: the close numbers it); payload = {u64 page, u32 size, diff}
-    kWriteBackAck,  // home -> evicting rank: a = page
+    kWriteBack,     // evicting rank -> home: dirty copies' diffs now, before their intervals
+                    // close (no version: the close numbers them); a = pages, payload = {u64 page, u32 size, diff}*
+    kWriteBackAck,  // home -> evicting rank: a = pages; payload = u64 page*
   };
 
  private:
@@ -130,8 +132,8 @@ class RegcEngine final : public ProtocolEngine {
   void flush_pass(const std::vector<FlushPage> &pages, uint64_t token);
   void flush_message(const MsgHeader &m, Payload p);
   // ---- the bounded cache (regc_evict.cpp) ----
-  void home_apply_writeback(const MsgHeader &m, Payload p);
-  void on_writeback_ack(PageId page);
+  void home_apply_writebacks(const MsgHeader &m, Payload p);
+  void on_writebacks_ack(const MsgHeader &m, Payload p);
   void run_acknowledged();  // every diff and write-back is home: run the waiting steps
 
   // ---- intervals and publication (regc_publish.cpp) ----
@@ -161,6 +163,7 @@ class RegcEngine final : public ProtocolEngine {
   std::map<uint64_t, std::vector<RegcEntryRef>> unacknowledged_;
   std::vector<std::function<void()>> on_acknowledged_;
   unsigned writebacks_outstanding_ = 0;  // evicted dirty copies not yet acknowledged
+  WriteBackBatches writebacks_;          // queued by evict, sent by end_evictions
 
   RegcLog unbroadcast_;    // own entries every rank needs before its next span (rule 1)
   RegcLog since_barrier_;  // own entries not yet delivered to every rank (rule 3)

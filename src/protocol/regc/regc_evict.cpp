@@ -23,24 +23,21 @@ ProtocolEngine::Eviction RegcEngine::evict(PageId page) {
   auto it = pages_.find(page);
   if (it == pages_.end()) return Eviction::Dropped;
   PageState &s = it->second;
-  std::vector<std::byte> writeback;
-  Eviction e = page_copy_evict(host_, page, s, &writeback, options_.cache_mutation);
+  Eviction e = page_copy_evict(host_, page, s, writebacks_.to(host_.home_of(page)), options_.cache_mutation);
   if (e != Eviction::Busy) {
     s.early.clear();  // updates waiting for a copy that is gone
     early_pages_.erase(page);
   }
-  if (e == Eviction::WritingBack) {
-    host_.send_request(host_.home_of(page), {Channel::Protocol, kWriteBack, 0, page, 0, 0},
-                       {writeback.data(), writeback.size()});
-    ++writebacks_outstanding_;
-  }
+  if (e == Eviction::WritingBack) ++writebacks_outstanding_;
   AGORA_ASSERT(page_copy_consistent(host_, page, s, fine_grain()));
   return e;
 }
 
-void RegcEngine::home_apply_writeback(const MsgHeader &m, Payload p) {
-  bool ok = diff_batch_for_each(p.data, p.size, [&](PageId page, const std::byte *diff, size_t size) {
-    if (page != m.a || !is_home(page))
+void RegcEngine::end_evictions() { writebacks_.send(host_, kWriteBack); }
+
+void RegcEngine::home_apply_writebacks(const MsgHeader &m, Payload p) {
+  WriteBackBatches::serve(host_, m, p, kWriteBackAck, name(), [&](PageId page, const std::byte *diff, size_t size) {
+    if (!is_home(page))
       fatal("%s: write-back of page %llu from rank %d, not homed here", name(), (unsigned long long)page, m.src);
     if (!host_.page_allocated(page)) return;  // freed meanwhile (a racing agora_free)
     if (!page_diff_apply(host_.frame(page), host_.page_size(), diff, size))
@@ -50,15 +47,15 @@ void RegcEngine::home_apply_writeback(const MsgHeader &m, Payload p) {
     PageState &s = state(page);
     if (s.dirty && !s.twin.empty()) page_diff_apply(s.twin.data(), host_.page_size(), diff, size);
   });
-  if (!ok) fatal("%s: malformed write-back from rank %d", name(), m.src);
-  host_.send(m.src, {Channel::Protocol, kWriteBackAck, 0, m.a, 0, 0});
 }
 
-void RegcEngine::on_writeback_ack(PageId page) {
-  if (writebacks_outstanding_ == 0) fatal("%s: unexpected write-back acknowledgement", name());
-  --writebacks_outstanding_;
-  auto it = pages_.find(page);  // freed meanwhile: forgotten
-  if (it != pages_.end() && page_copy_written_back(it->second) && !it->second.fetching) fetch(page, it->second);
+void RegcEngine::on_writebacks_ack(const MsgHeader &m, Payload p) {
+  WriteBackBatches::acknowledged(m, p, name(), [&](PageId page) {
+    if (writebacks_outstanding_ == 0) fatal("%s: unexpected write-back acknowledgement", name());
+    --writebacks_outstanding_;
+    auto it = pages_.find(page);  // freed meanwhile: forgotten
+    if (it != pages_.end() && page_copy_written_back(it->second) && !it->second.fetching) fetch(page, it->second);
+  });
   run_acknowledged();
 }
 

@@ -126,8 +126,8 @@ void RegcEngine::on_message(const MsgHeader &m, Payload p) {
     case kDiffsAck: on_diffs_ack(m, p); break;
     case kEntries: on_entries(m, p); break;
     case kEntriesAck: on_entries_ack(); break;
-    case kWriteBack: home_apply_writeback(m, p); break;
-    case kWriteBackAck: on_writeback_ack(m.a); break;
+    case kWriteBack: home_apply_writebacks(m, p); break;
+    case kWriteBackAck: on_writebacks_ack(m, p); break;
     default: fatal("%s: unknown message op %u from rank %d", name(), (unsigned)m.op, m.src);
   }
 }

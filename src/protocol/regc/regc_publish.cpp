@@ -32,9 +32,23 @@ std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const st
   const size_t size = host_.page_size();
   std::map<Rank, std::vector<std::byte>> to_home;
   std::map<Rank, std::vector<RegcEntryRef>> awaiting;
+  // Protect before diffing: a later write by any thread faults and starts
+  // the next interval's twin. All pages at once, in runs (a sweep's pages
+  // are consecutive), before any diff is taken.
+  AccessRuns protect;
+  for (PageId page : dirty_) {
+    PageState &s = state(page);
+    if ((s.dirty || s.written_back) && s.access == Access::Write) {
+      s.access = Access::Read;
+      protect.add(page, Access::Read);
+    }
+  }
+  protect.apply(host_);
   for (PageId page : dirty_) {
     PageState &s = state(page);
     if (!s.dirty && !s.written_back) continue;  // listed again (evicted, then written again): done
+    // Fetched along for a write sweep and not written: nothing to announce.
+    if (page_copy_unchanged(host_, page, s) && !s.written_back) continue;
     // Evicted in this interval (regc_evict.cpp): some of its writes went
     // home by write-back, so no diff taken here is the whole change from
     // the previous version: the entry is a notice, never an update. An
@@ -42,13 +56,6 @@ std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const st
     // numbers the version.
     const bool written_back = s.written_back;
     s.written_back = false;
-    AGORA_ASSERT(page_copy_consistent(host_, page, s, fine_grain()));
-    // Protect before diffing: a later write by any thread faults and starts
-    // the next interval's twin.
-    if (s.access == Access::Write) {
-      s.access = Access::Read;
-      host_.set_access(page, Access::Read);
-    }
     s.dirty = false;
     auto e = std::make_shared<RegcEntry>();
     e->page = page;
@@ -57,6 +64,7 @@ std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const st
     if (!s.twin.empty()) page_diff_encode(host_.frame(page), s.twin.data(), size, &diff);
     s.twin.clear();
     s.twin.shrink_to_fit();
+    AGORA_ASSERT(page_copy_consistent(host_, page, s, fine_grain()));
     // Under regc a span's diffs travel as updates, and so do small ordinary
     // ones. An update is always the whole diff: a copy patched with it is
     // then exactly the home's version it names.

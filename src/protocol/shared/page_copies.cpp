@@ -19,7 +19,8 @@ void wake(PageCopy &s, int status) {
   for (Waiter *w : waiters) w->complete(status);
 }
 
-void page_copy_make_dirty(EngineHost &host, PageId page, PageCopy &s, std::vector<PageId> *dirty, bool twin_home) {
+void page_copy_make_dirty(EngineHost &host, PageId page, PageCopy &s, std::vector<PageId> *dirty, bool twin_home,
+                          AccessRuns *runs = nullptr) {
   if (!s.dirty) {
     s.dirty = true;
     dirty->push_back(page);
@@ -30,7 +31,8 @@ void page_copy_make_dirty(EngineHost &host, PageId page, PageCopy &s, std::vecto
     }
   }
   s.access = Access::Write;
-  host.set_access(page, Access::Write);
+  if (runs) runs->add(page, Access::Write);
+  else host.set_access(page, Access::Write);
 }
 }  // namespace
 
@@ -64,18 +66,35 @@ void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::by
   }
   s.fetching = false;
   host.stats().pages_fetched++;
-  if (s.want_write && !s.dirty) page_copy_make_dirty(host, page, s, dirty, twin_home);  // saves a second fault
-  else if (runs) runs->add(page, s.access);
-  else host.set_access(page, s.access);
-  s.want_write = false;
+  if ((s.want_write || s.write_ahead) && !s.dirty) {
+    page_copy_make_dirty(host, page, s, dirty, twin_home, runs);  // saves a second fault
+    s.written_ahead = !s.want_write;
+  } else if (runs) {
+    runs->add(page, s.access);
+  } else {
+    host.set_access(page, s.access);
+  }
+  s.want_write = s.write_ahead = false;
   if (runs) runs->wake_after(&s.waiters, 0);
   else wake(s, 0);
   AGORA_ASSERT(page_copy_consistent(host, page, s, twin_home));
 }
 
+bool page_copy_unchanged(EngineHost &host, PageId page, PageCopy &s) {
+  if (!s.written_ahead) return false;
+  s.written_ahead = false;  // either way the caller ends the dirty state
+  if (!s.dirty || s.twin.size() != host.page_size() ||
+      std::memcmp(host.frame(page), s.twin.data(), host.page_size()) != 0)
+    return false;
+  s.dirty = false;
+  s.twin.clear();
+  s.twin.shrink_to_fit();
+  return true;
+}
+
 void page_copy_refused(PageCopy &s, int status) {
   s.fetching = false;
-  s.want_write = false;
+  s.want_write = s.write_ahead = false;
   wake(s, status);
 }
 

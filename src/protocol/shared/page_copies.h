@@ -18,6 +18,12 @@ struct PageCopy {
   bool dirty = false;       // written in the open interval
   bool fetching = false;    // a fetch is outstanding
   bool want_write = false;  // a waiter of the fetch is a write: install dirty
+  // Fetched along after a write miss (a sweep that writes): installed
+  // writable and twinned too, though no thread waits to write it ...
+  bool write_ahead = false;
+  // ... and dirty only for that so far: an unchanged page (empty diff) was
+  // not written, and its close or eviction sends nothing (page_copy_unchanged).
+  bool written_ahead = false;
   // Home pages: another rank has fetched a copy. Until then the home's
   // writes are not tracked (nobody else can have seen them); from then on
   // the page is write-protected at the start of every interval.
@@ -71,6 +77,11 @@ bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Wa
 // wait for runs->apply (a batch of copies).
 void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::byte *data,
                        std::vector<PageId> *dirty, bool twin_home, AccessRuns *runs = nullptr);
+
+// A copy made dirty only by write_ahead whose frame still equals its twin:
+// no thread wrote it, so there is nothing to send or announce. Clears its
+// dirty state (and twin) and returns true; false otherwise.
+bool page_copy_unchanged(EngineHost &host, PageId page, PageCopy &s);
 
 // The home refused the fetch (the page is not allocated): fail the waiters.
 void page_copy_refused(PageCopy &s, int status);

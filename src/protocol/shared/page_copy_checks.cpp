@@ -8,6 +8,8 @@ bool page_copy_consistent(const EngineHost &host, PageId page, const PageCopy &s
   const bool awaited = s.fetching || s.writing_back;  // what a waiter waits for
   if (!s.waiters.empty() && !awaited) return false;
   if (s.want_write && !awaited) return false;
+  if (s.write_ahead && !s.fetching) return false;
+  if (s.written_ahead && !s.dirty) return false;
   if (s.writing_back && (home || s.fetching || s.dirty || s.access != Access::None)) return false;
   if (s.written_back && home) return false;
   const bool twinned = !home || twin_home;

@@ -24,6 +24,7 @@ ProtocolEngine::Eviction page_copy_evict(EngineHost &host, PageId page, PageCopy
   s.access = Access::None;
   host.set_access(page, Access::None);
   host.stats().cache_evictions++;
+  page_copy_unchanged(host, page, s);  // fetched along for a write sweep, never written: clean
   if (!s.dirty) return E::Dropped;
   s.dirty = false;
   s.written_back = true;
