@@ -46,6 +46,7 @@
 #include "protocol/regc/regc_entries.h"
 #include "protocol/shared/flush_observers.h"
 #include "protocol/shared/page_copies.h"
+#include "protocol/shared/sequential_misses.h"
 #include "protocol/shared/write_back_batches.h"
 
 namespace agora {
@@ -80,11 +81,13 @@ class RegcEngine final : public ProtocolEngine {
   void end_evictions() override;
 
   static constexpr size_t kOrdinaryUpdateMax = 256;
+  // Most pages one fetch asks for (a miss and the pages fetched along).
+  static constexpr uint64_t kMaxFetchRun = 64;
 
   enum Op : uint16_t {
-    kFetch = 1,   // requester -> home: a = page
-    kPage,        // home -> requester: a = page, b = version; payload = page
-    kNack,        // home -> requester: a = page, b = status (not allocated)
+    kFetch = 1,   // requester -> home: a = first page, b = pages (0 counts as 1)
+    kPage,        // home -> requester: a = first page, b = pages; payload, per page:
+                  // u32 status (0: served, then u64 version + page; else refused)
     kDiffs,       // writer -> home: a = batch; payload = {u64 page, u32 size, diff}*
     kDiffsAck,    // home -> writer: a = batch; payload = u64 version per page, in order
     kEntries,     // broadcast: payload = an encoded RegcLog
@@ -116,8 +119,10 @@ class RegcEngine final : public ProtocolEngine {
   PageState &state(PageId page);
 
   // ---- faults and copies (regc_pages.cpp) ----
-  void fetch(PageId page, PageState &s);
+  void fetch_after_miss(PageId page, Access need);
+  void fetch_run(PageId first, uint32_t count);
   void on_page(const MsgHeader &m, Payload p);
+  void receive_copy(PageId page, uint64_t version, const std::byte *data, bool prefetched, AccessRuns *runs);
   void apply(const RegcEntry &e);
   void apply_all(std::vector<RegcEntryRef> entries);
   void invalidate(PageId page, PageState &s);
@@ -176,6 +181,7 @@ class RegcEngine final : public ProtocolEngine {
   std::set<PageId> early_pages_;  // pages holding updates that came early
   uint64_t page_floor_ = 0;  // versions of pages newly homed here start above freed ones
   FlushObservers flush_;    // observers of home pages, and the copies observed here
+  SequentialMisses prefetch_;  // how many pages a miss fetches along
 };
 
 }  // namespace agora

@@ -54,7 +54,7 @@ void RegcEngine::on_writebacks_ack(const MsgHeader &m, Payload p) {
     if (writebacks_outstanding_ == 0) fatal("%s: unexpected write-back acknowledgement", name());
     --writebacks_outstanding_;
     auto it = pages_.find(page);  // freed meanwhile: forgotten
-    if (it != pages_.end() && page_copy_written_back(it->second) && !it->second.fetching) fetch(page, it->second);
+    if (it != pages_.end() && page_copy_written_back(it->second) && !it->second.fetching) fetch_run(page, 1);
   });
   run_acknowledged();
 }

@@ -4,20 +4,38 @@
 
 #include "common/log.h"
 #include "common/stats.h"
+#include "common/status.h"
 #include "protocol/regc/regc_engine.h"
 #include "protocol/shared/page_diff.h"
 
 namespace agora {
 
 void RegcEngine::home_serve(const MsgHeader &m) {
-  PageId page = m.a;
-  if (!host_.page_allocated(page)) {
-    host_.send(m.src, {Channel::Protocol, kNack, 0, page, (uint64_t)(int64_t)-5, 0});
-    return;
+  const PageId first = m.a;
+  const uint64_t count = m.b ? m.b : 1;
+  if (count > kMaxFetchRun || first + count < first)
+    fatal("%s: malformed fetch of %llu pages from rank %d", name(), (unsigned long long)count, m.src);
+  // One reply for the run: each page served with its version, or refused if
+  // not allocated (a page fetched along past the end of an allocation: only
+  // a thread that touched it fails).
+  std::vector<std::byte> reply;
+  reply.reserve(count * (12 + host_.page_size()));
+  for (PageId page = first; page < first + count; ++page) {
+    if (!is_home(page) || !host_.page_allocated(page)) {
+      const int32_t refused = AGORA_ERR_BAD_POINTER;
+      const std::byte *b = reinterpret_cast<const std::byte *>(&refused);
+      reply.insert(reply.end(), b, b + 4);
+      continue;
+    }
+    PageState &s = state(page);
+    page_copy_share_home(host_, page, s);  // from now on the home's own writes produce entries
+    reply.insert(reply.end(), 4, std::byte{0});
+    const std::byte *v = reinterpret_cast<const std::byte *>(&s.version);
+    reply.insert(reply.end(), v, v + 8);
+    const std::byte *frame = host_.frame(page);
+    reply.insert(reply.end(), frame, frame + host_.page_size());
   }
-  PageState &s = state(page);
-  page_copy_share_home(host_, page, s);  // from now on the home's own writes produce entries
-  host_.send(m.src, {Channel::Protocol, kPage, 0, page, s.version, 0}, {host_.frame(page), host_.page_size()});
+  host_.send(m.src, {Channel::Protocol, kPage, 0, first, count, 0}, {reply.data(), reply.size()});
 }
 
 void RegcEngine::home_apply_diffs(const MsgHeader &m, Payload p) {

@@ -12,7 +12,11 @@
 namespace agora {
 
 RegcEngine::RegcEngine(EngineHost &host, SpanStores span_stores, const EngineOptions &options)
-    : host_(host), span_stores_(span_stores), options_(options), flush_(host, options) {
+    : host_(host),
+      span_stores_(span_stores),
+      options_(options),
+      flush_(host, options),
+      prefetch_((uint32_t)std::min<uint64_t>(options.prefetch_max, kMaxFetchRun - 1)) {
   if (host.page_size() > 32768) fatal("%s: page size %zu exceeds 32 KiB", name(), host.page_size());
 }
 
@@ -23,35 +27,89 @@ Access RegcEngine::local_access(PageId page) const { return page_copy_access(pag
 void RegcEngine::on_fault(PageId page, Access need, Waiter *w) {
   PageState &s = state(page);
   const bool planted = options_.cache_mutation == EngineOptions::CacheMutation::RefetchBeforeWriteBack;
-  if (page_copy_fault(host_, page, s, need, w, &dirty_, fine_grain(), planted)) fetch(page, s);
+  if (page_copy_fault(host_, page, s, need, w, &dirty_, fine_grain(), planted)) fetch_after_miss(page, need);
   AGORA_ASSERT(page_copy_consistent(host_, page, s, fine_grain()));
 }
 
-void RegcEngine::fetch(PageId page, PageState &s) {
-  s.fetching = true;
-  s.refetch = false;
-  host_.send_request(host_.home_of(page), {Channel::Protocol, kFetch, 0, page, 0, 0});
+void RegcEngine::fetch_after_miss(PageId page, Access need) {
+  // As hlrc's: a sequential sweep over one home's pages fetches the pages
+  // after the missed one in the same message (shared/sequential_misses.h),
+  // only those right after it, missing here and not on their way.
+  const Rank home = host_.home_of(page);
+  const uint32_t ahead = prefetch_.on_miss(home, page);
+  uint32_t count = 1;
+  for (; count <= ahead; ++count) {
+    const PageId p = page + count;
+    if (p < page || host_.home_of(p) != home) break;
+    auto it = pages_.find(p);
+    if (it != pages_.end() && (it->second.access != Access::None || it->second.fetching || it->second.writing_back))
+      break;
+  }
+  // After a write miss they come writable (page_copies.h, write_ahead).
+  if (need == Access::Write)
+    for (PageId p = page + 1; p < page + count; ++p) state(p).write_ahead = true;
+  fetch_run(page, count);
+}
+
+void RegcEngine::fetch_run(PageId first, uint32_t count) {
+  for (PageId p = first; p < first + count; ++p) {
+    PageState &s = state(p);
+    s.fetching = true;
+    s.refetch = false;
+  }
+  host_.send_request(host_.home_of(first), {Channel::Protocol, kFetch, 0, first, count, 0});
 }
 
 void RegcEngine::on_page(const MsgHeader &m, Payload p) {
-  PageId page = m.a;
+  const PageId first = m.a;
+  const uint64_t count = m.b ? m.b : 1;
+  const size_t size = host_.page_size();
+  if (count > kMaxFetchRun) fatal("%s: malformed page reply from rank %d (%llu pages)", name(), m.src,
+                                  (unsigned long long)count);
+  size_t at = 0;
+  AccessRuns runs;  // one protection change per run of pages installed
+  host_.filling_frames(first, count);
+  for (PageId page = first; page < first + count; ++page) {
+    uint32_t status;
+    if (at + 4 > p.size) fatal("%s: malformed page reply from rank %d", name(), m.src);
+    std::memcpy(&status, p.data + at, 4);
+    at += 4;
+    if (status != 0) {  // refused: not allocated at the home
+      PageState &s = state(page);
+      if (s.fetching && s.access == Access::None) page_copy_refused(s, (int)(int32_t)status);
+      continue;
+    }
+    uint64_t version;
+    if (at + 8 + size > p.size) fatal("%s: malformed page reply from rank %d", name(), m.src);
+    std::memcpy(&version, p.data + at, 8);
+    receive_copy(page, version, p.data + at + 8, page != first, &runs);
+    at += 8 + size;
+  }
+  runs.apply(host_);
+  if (at != p.size) fatal("%s: malformed page reply from rank %d (%zu bytes left over)", name(), m.src, p.size - at);
+}
+
+void RegcEngine::receive_copy(PageId page, uint64_t version, const std::byte *data, bool prefetched,
+                              AccessRuns *runs) {
   PageState &s = state(page);
-  if (p.size != host_.page_size()) fatal("%s: malformed page reply from rank %d", name(), m.src);
   if (!s.fetching || s.access != Access::None) {  // a duplicate: already installed
     host_.stats().stale_replies++;
     return;
   }
-  if (m.b < s.need || s.refetch) {  // served before writes this rank must see reached the home
+  if (version < s.need || s.refetch) {  // served before writes this rank must see reached the home
     host_.stats().stale_replies++;
-    fetch(page, s);
+    // Ask again for a page a thread waits for; one fetched along is left missing.
+    if (s.waiters.empty()) s.fetching = s.refetch = s.write_ahead = false;
+    else fetch_run(page, 1);
     return;
   }
   // Copies only move forward: every way a copy is invalidated raised its
   // need above its version.
-  AGORA_ASSERT(m.b >= s.version);
-  s.version = m.b;
+  AGORA_ASSERT(version >= s.version);
+  s.version = version;
   s.own_ahead = false;  // served after every diff this rank sent (see refetch)
-  page_copy_install(host_, page, s, p.data, &dirty_, fine_grain());
+  page_copy_install(host_, page, s, data, &dirty_, fine_grain(), runs);
+  if (prefetched) host_.stats().pages_prefetched++;
 }
 
 void RegcEngine::invalidate(PageId page, PageState &s) {
@@ -121,7 +179,6 @@ void RegcEngine::on_message(const MsgHeader &m, Payload p) {
   switch (m.op) {
     case kFetch: home_serve(m); break;
     case kPage: on_page(m, p); break;
-    case kNack: page_copy_refused(state(m.a), (int)(int64_t)m.b); break;
     case kDiffs: home_apply_diffs(m, p); break;
     case kDiffsAck: on_diffs_ack(m, p); break;
     case kEntries: on_entries(m, p); break;
