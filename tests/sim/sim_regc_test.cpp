@@ -189,6 +189,29 @@ TEST(SimRegc, CheckerCatchesRegcPageSkippingRule1) {
   SKIP_UNLESS_BUILT("regc-page");
   expect_mutation_caught("regc-page", EngineOptions::Mutation::RegcSkipRule1, "RegcSkipRule1");
 }
+TEST(SimRegc, RunsFetchedInOneMessage) {
+  // Several consecutive pages per home (as sim_cache_test lays them out), so
+  // that misses fetch runs (and write misses fetch them writable); the
+  // random tester's own layout puts consecutive pages on different homes.
+  for (const char *protocol : {"regc", "regc-page"}) {
+    if (!protocol_built(protocol)) continue;
+    Stats totals;
+    const uint64_t seeds = 400;
+    for (uint64_t seed = 1; seed <= seeds; ++seed) {
+      SimOptions o = options_for(seed, protocol);
+      o.pages = 4 + (seed / 4) % 8;
+      o.home_block = 2 + (seed / 2) % 3;
+      o.engine.prefetch_max = 4;
+      RegcRunResult r = run_random_regc_program(o, shape_for(seed));
+      ASSERT_TRUE(r.ok) << r.failure << "\nreplay: seed " << seed;
+      totals.combine(r.totals);
+    }
+    std::printf("[ figures  ] %s runs: %llu seeds, %llu pages fetched, %llu of them along with a miss\n", protocol,
+                (unsigned long long)seeds, (unsigned long long)totals.pages_fetched,
+                (unsigned long long)totals.pages_prefetched);
+    EXPECT_GT(totals.pages_prefetched, seeds);
+  }
+}
 TEST(SimRegc, CheckerCatchesRegcPageSkippingSpanLog) {
   SKIP_UNLESS_BUILT("regc-page");
   expect_mutation_caught("regc-page", EngineOptions::Mutation::RegcSkipSpanLog, "RegcSkipSpanLog");
