@@ -251,8 +251,10 @@ struct EngineOptions {
   // ScPrefetchIgnoresState: sc's home prefetches pages that are busy or owned
   // by a third rank; ScBatchSkipsReader: sc's batched invalidation of a run
   // leaves one remote reader out.
+  // RegcHomeWriteNoNotice: a home write the host tracked and reported makes
+  // no entry (regc_home_writes.cpp).
   enum class Mutation {
-    None, RegcSkipRule1, RegcSkipSpanLog, ScPrefetchIgnoresState, ScBatchSkipsReader
+    None, RegcSkipRule1, RegcSkipSpanLog, ScPrefetchIgnoresState, ScBatchSkipsReader, RegcHomeWriteNoNotice
   } mutation = Mutation::None;
   // hlrc's write tracking and one-sided reads (sim_hlrc_test): a collected
   // home write gives no notice; a page newly shared by a one-sided reader

@@ -125,6 +125,12 @@ class RegcEngine final : public ProtocolEngine {
   // ---- home side (regc_home.cpp) ----
   void home_serve(const MsgHeader &m);
   void home_apply_diffs(const MsgHeader &m, Payload p);
+  // ---- the home's own writes (regc_home_writes.cpp) ----
+  void share_home(PageId page, PageState &s);
+  void collect_home_writes();
+  // Whether a page's first write of an interval takes a twin: every copy
+  // homed elsewhere; home pages under regc while their writes are trapped.
+  bool twins(const PageState &s) const { return fine_grain() && !s.writes_tracked; }
 
   // ---- flush (regc_flush.cpp, docs/flush.md) ----
   void flush_pass(const std::vector<FlushPage> &pages, uint64_t token);

@@ -16,7 +16,7 @@ void RegcEngine::home_serve(const MsgHeader &m) {
     return;
   }
   PageState &s = state(page);
-  page_copy_share_home(host_, page, s);  // from now on the home's own writes produce entries
+  share_home(page, s);  // from now on the home's own writes produce entries (regc_home_writes.cpp)
   host_.send(m.src, {Channel::Protocol, kPage, 0, page, s.version, 0}, {host_.frame(page), host_.page_size()});
 }
 

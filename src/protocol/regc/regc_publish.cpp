@@ -28,6 +28,7 @@ bool diff_within(const std::vector<std::byte> &diff, const std::vector<StoreRang
 
 std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const std::vector<StoreRange> *stores) {
   std::vector<Closed> made;
+  collect_home_writes();  // home pages the host saw written (regc_home_writes.cpp)
   if (dirty_.empty()) return made;
   const size_t size = host_.page_size();
   std::map<Rank, std::vector<std::byte>> to_home;
@@ -42,10 +43,12 @@ std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const st
     // numbers the version.
     const bool written_back = s.written_back;
     s.written_back = false;
-    AGORA_ASSERT(page_copy_consistent(host_, page, s, fine_grain()));
+    AGORA_ASSERT(page_copy_consistent(host_, page, s, twins(s)));
     // Protect before diffing: a later write by any thread faults and starts
-    // the next interval's twin.
-    if (s.access == Access::Write) {
+    // the next interval's twin. (A home page whose writes the host tracks
+    // stays writable: the host reports its next write. It has no twin, so
+    // its entry is a notice.)
+    if (s.access == Access::Write && !s.writes_tracked) {
       s.access = Access::Read;
       host_.set_access(page, Access::Read);
     }
