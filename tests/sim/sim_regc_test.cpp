@@ -228,6 +228,20 @@ TEST(SimRegc, RegcTrackedHomeWritesPassAndMutationCaught) {
   SKIP_UNLESS_BUILT("regc");
   expect_tracked_home_writes("regc");
 }
+// regc's standing twins (regc_home_writes.cpp): a copy served while the home
+// has writes not yet in an entry must not become the base of the next diff
+// (a reader patching an older copy would miss those writes).
+TEST(SimRegc, RegcStandingTwinRebasedOnServedCopyCaught) {
+  SKIP_UNLESS_BUILT("regc");
+  EngineOptions e;
+  e.mutation = EngineOptions::Mutation::RegcStandingTwinRebased;
+  Totals caught = run_seeds("regc", 1000, false, e, Tracking::Always);  // a few in a hundred: it needs a
+  print("regc with RegcStandingTwinRebased, tracking", caught);           // copy served mid-interval
+  EXPECT_GT(caught.failed, 10u) << "the checker rarely notices a standing twin rebased on a served copy";
+  Totals inert = run_seeds("regc", 50, false, e, Tracking::Never);
+  print("regc with RegcStandingTwinRebased, traps", inert);
+  EXPECT_EQ(inert.failed, 0u) << inert.failure;
+}
 TEST(SimRegc, RegcPageTrackedHomeWritesPassAndMutationCaught) {
   SKIP_UNLESS_BUILT("regc-page");
   expect_tracked_home_writes("regc-page");

@@ -105,6 +105,15 @@ class RegcEngine final : public ProtocolEngine {
     unsigned diffs_in_flight = 0;
     std::map<uint64_t, std::vector<std::byte>> early;  // updates beyond version + 1, by version
     uint64_t need = 0;     // the least version a fetched copy may have
+    // Home pages whose writes the host tracks, under regc (regc_home_writes.cpp):
+    // the page as of its last entry, kept while the home keeps writing it,
+    // so that the home's next writes travel as an update, not a notice ...
+    std::vector<std::byte> standing;
+    uint32_t standing_phase = 0;  // ... and the phase it was last written in.
+    // A copy left while the home had writes not yet in an entry: a byte
+    // written and restored would be in that copy but in no diff, so the next
+    // entry must be a notice.
+    bool served_unpublished = false;
   };
   // Where a closed interval's entries go, by the sync operation closing it.
   enum class Closing { Ordinary, SpanEnd, Barrier };
@@ -128,6 +137,13 @@ class RegcEngine final : public ProtocolEngine {
   // ---- the home's own writes (regc_home_writes.cpp) ----
   void share_home(PageId page, PageState &s);
   void collect_home_writes();
+  // At close, a tracked home page reported written: its diff since its
+  // standing twin into *diff, true if that diff is exactly its change.
+  bool diff_home_written(PageId page, PageState &s, std::vector<std::byte> *diff);
+  // At the home, the copy about to be served: notes a copy that differs from
+  // the page's last published state (served_unpublished).
+  void note_served(PageState &s, const std::byte *copy);
+  void drop_idle_standing_twins();  // at barriers: those not written in the phase
   // Whether a page's first write of an interval takes a twin: every copy
   // homed elsewhere; home pages under regc while their writes are trapped.
   bool twins(const PageState &s) const { return fine_grain() && !s.writes_tracked; }
@@ -179,6 +195,8 @@ class RegcEngine final : public ProtocolEngine {
   std::set<PageId> early_pages_;  // pages holding updates that came early
   uint64_t page_floor_ = 0;  // versions of pages newly homed here start above freed ones
   FlushObservers flush_;    // observers of home pages, and the copies observed here
+  std::set<PageId> standing_;  // home pages with a standing twin
+  static constexpr size_t kStandingTwinsMax = 4096;  // pages; beyond, tracked home writes are notices
 };
 
 }  // namespace agora

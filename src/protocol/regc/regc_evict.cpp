@@ -49,6 +49,7 @@ void RegcEngine::home_apply_writeback(const MsgHeader &m, Payload p) {
     // equal to the frame outside the home's own writes (as for diffs).
     PageState &s = state(page);
     if (s.dirty && !s.twin.empty()) page_diff_apply(s.twin.data(), host_.page_size(), diff, size);
+    if (!s.standing.empty()) page_diff_apply(s.standing.data(), host_.page_size(), diff, size);
   });
   if (!ok) fatal("%s: malformed write-back from rank %d", name(), m.src);
   host_.send(m.src, {Channel::Protocol, kWriteBackAck, 0, m.a, 0, 0});

@@ -17,6 +17,15 @@ void RegcEngine::home_serve(const MsgHeader &m) {
   }
   PageState &s = state(page);
   share_home(page, s);  // from now on the home's own writes produce entries (regc_home_writes.cpp)
+  if (fine_grain() && (s.dirty || !s.standing.empty())) {
+    // The frame may hold writes not yet in an entry: serve a copy taken
+    // once, and note whether it is the published page (note_served).
+    const std::byte *f = host_.frame(page);
+    std::vector<std::byte> copy(f, f + host_.page_size());
+    note_served(s, copy.data());
+    host_.send(m.src, {Channel::Protocol, kPage, 0, page, s.version, 0}, {copy.data(), copy.size()});
+    return;
+  }
   host_.send(m.src, {Channel::Protocol, kPage, 0, page, s.version, 0}, {host_.frame(page), host_.page_size()});
 }
 
@@ -30,6 +39,7 @@ void RegcEngine::home_apply_diffs(const MsgHeader &m, Payload p) {
     // The home's own open interval diffs against its twin: keep the twin
     // equal to the frame outside the home's own writes.
     if (s.dirty && !s.twin.empty()) page_diff_apply(s.twin.data(), host_.page_size(), diff, size);
+    if (!s.standing.empty()) page_diff_apply(s.standing.data(), host_.page_size(), diff, size);  // likewise (regc_home_writes.cpp)
     // Observers of the page (agora_flush) hear of the change: a release
     // is a flush too.
     flush_.snapshot_apply(page, diff, size);

@@ -9,18 +9,39 @@
 // A host that tracks writes (EngineHost::tracks_home_writes: the kernel's
 // userfaultfd write-protect and PAGEMAP_SCAN, or the simulator's record)
 // reports the written pages instead and the page stays writable, as under
-// hlrc (hlrc_home_writes.cpp). A tracked page has no twin, so its entry is
-// a notice: a copy elsewhere is invalidated and fetched again rather than
-// patched (correct under both protocols; docs/protocols.md measures what it
-// costs `regc`'s lock-carried updates).
+// hlrc (hlrc_home_writes.cpp). No fault means no twin taken at the first
+// write; under `regc-page` that loses nothing (entries are notices). Under
+// `regc` a page the home keeps writing gets a *standing twin* instead: the
+// first interval that writes it makes a notice and keeps the page as it is
+// then; each later one diffs against it, so the home's span stores travel
+// as updates as with traps (docs/regc.md, "A home's own writes"). Standing
+// twins go at a barrier for pages not written in the phase it ends, and
+// there are at most kStandingTwinsMax (beyond, notices).
+//
+// Why taking the twins this way loses no write, with other application
+// threads storing while the interval closes (a store is reported by the
+// collection that follows the moment it lands in memory):
+//  - a page with a standing twin: the frame is copied first, and the diff
+//    and the next twin are that copy's. A store landing before the copy is
+//    in this diff; after it, it is reported next time and, missing from the
+//    new twin, in the next diff.
+//  - a page without one: its entry is a notice, so every copy of the version
+//    it names is fetched after this close, and holds whatever the new twin
+//    (taken now, under the engine) holds.
+//  - a copy served while the frame may hold writes not yet in an entry
+//    (note_served): a byte written and restored before the next close would
+//    be in that copy and in no diff, so that entry is a notice.
 //
 // Unlike hlrc, regc never lets a page leave its home without the home's CPU
 // (no read_remote: every copy is served by home_serve, under the engine), so
 // tracking starts in share_home before the first copy is taken and no page
 // is ever shared behind the engine's back: collect_newly_shared is not needed.
+#include <cstring>
+
 #include "common/log.h"
 #include "common/stats.h"
 #include "protocol/regc/regc_engine.h"
+#include "protocol/shared/page_diff.h"
 
 namespace agora {
 
@@ -50,6 +71,56 @@ void RegcEngine::collect_home_writes() {
     if (s.dirty || options_.mutation == EngineOptions::Mutation::RegcHomeWriteNoNotice) continue;
     s.dirty = true;  // close_interval numbers its next version and makes its entry (a notice)
     dirty_.push_back(page);
+  }
+}
+
+bool RegcEngine::diff_home_written(PageId page, PageState &s, std::vector<std::byte> *diff) {
+  if (!fine_grain()) return false;  // regc-page: notices only
+  const size_t size = host_.page_size();
+  const std::byte *frame = host_.frame(page);
+  s.standing_phase = phase_;
+  if (s.standing.empty()) {
+    if (standing_.size() >= kStandingTwinsMax) return false;
+    s.standing.assign(frame, frame + size);
+    s.served_unpublished = false;
+    standing_.insert(page);
+    host_.stats().twins++;
+    return false;  // this entry is a notice
+  }
+  std::vector<std::byte> now(frame, frame + size);  // first: see the top of this file
+  page_diff_encode(now.data(), s.standing.data(), size, diff);
+  s.standing.swap(now);
+  host_.stats().twins++;
+  const bool exact = !s.served_unpublished;
+  s.served_unpublished = false;
+  return exact;
+}
+
+void RegcEngine::note_served(PageState &s, const std::byte *copy) {
+  // The base the next diff is taken against: the trapped page's twin, or the
+  // tracked page's standing twin. A copy equal to it is the page's current
+  // version exactly.
+  const std::vector<std::byte> &base = !s.twin.empty() ? s.twin : s.standing;
+  if (!base.empty() && std::memcmp(base.data(), copy, host_.page_size()) == 0) return;
+  if (options_.mutation == EngineOptions::Mutation::RegcStandingTwinRebased && s.twin.empty()) {
+    s.standing.assign(copy, copy + host_.page_size());  // the planted bug
+    return;
+  }
+  s.served_unpublished = true;
+}
+
+void RegcEngine::drop_idle_standing_twins() {
+  for (auto it = standing_.begin(); it != standing_.end();) {
+    auto ps = pages_.find(*it);
+    if (ps != pages_.end() && ps->second.standing_phase + 1 >= phase_) {
+      ++it;
+      continue;
+    }
+    if (ps != pages_.end()) {
+      ps->second.standing.clear();
+      ps->second.standing.shrink_to_fit();
+    }
+    it = standing_.erase(it);
   }
 }
 

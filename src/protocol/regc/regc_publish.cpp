@@ -57,13 +57,24 @@ std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const st
     e->page = page;
     e->phase = phase_;
     std::vector<std::byte> diff;
-    if (!s.twin.empty()) page_diff_encode(host_.frame(page), s.twin.data(), size, &diff);
+    // Whether the diff is the page's whole change since its last version:
+    // not after a write-back, not for a home page served meanwhile with
+    // writes not in the diff's base (served_unpublished), not for a tracked
+    // home page without a standing twin (regc_home_writes.cpp).
+    bool exact = !written_back;
+    if (!s.twin.empty()) {
+      page_diff_encode(host_.frame(page), s.twin.data(), size, &diff);
+      exact &= !s.served_unpublished;
+      s.served_unpublished = false;
+    } else if (s.writes_tracked) {
+      exact &= diff_home_written(page, s, &diff);
+    }
     s.twin.clear();
     s.twin.shrink_to_fit();
     // Under regc a span's diffs travel as updates, and so do small ordinary
     // ones. An update is always the whole diff: a copy patched with it is
     // then exactly the home's version it names.
-    if (fine_grain() && !written_back && (why == Closing::SpanEnd || diff.size() <= kOrdinaryUpdateMax))
+    if (fine_grain() && exact && (why == Closing::SpanEnd || diff.size() <= kOrdinaryUpdateMax))
       e->update = diff;
     const bool span_only = why == Closing::SpanEnd && stores && !written_back && !diff.empty() &&
                            diff_within(diff, *stores, page, size);
@@ -277,6 +288,7 @@ void RegcEngine::barrier_complete(uint64_t epoch) {
   threaded_phases_.erase(threaded_phases_.begin(), threaded_phases_.upper_bound(epoch));
   const uint32_t applied_everywhere = threaded ? (phase_ >= 2 ? phase_ - 2 : 0) : phase_;
   unbroadcast_.drop_before_phase(applied_everywhere);
+  drop_idle_standing_twins();
   for (auto &[lock, log] : lock_logs_) log.drop_before_phase(applied_everywhere);
   for (auto &[lock, log] : open_spans_) log.drop_before_phase(applied_everywhere);
 }
