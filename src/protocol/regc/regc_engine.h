@@ -37,6 +37,7 @@
 // With store tracing (span_end's `stores`), a page whose diff lies within
 // the bytes the thread stored is known to be the span's alone.
 #pragma once
+#include <deque>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -109,7 +110,6 @@ class RegcEngine final : public ProtocolEngine {
     // the page as of its last entry, kept while the home keeps writing it,
     // so that the home's next writes travel as an update, not a notice ...
     std::vector<std::byte> standing;
-    uint32_t standing_phase = 0;  // ... and the phase it was last written in.
     // A copy left while the home had writes not yet in an entry: a byte
     // written and restored would be in that copy but in no diff, so the next
     // entry must be a notice.
@@ -143,7 +143,6 @@ class RegcEngine final : public ProtocolEngine {
   // At the home, the copy about to be served: notes a copy that differs from
   // the page's last published state (served_unpublished).
   void note_served(PageState &s, const std::byte *copy);
-  void drop_idle_standing_twins();  // at barriers: those not written in the phase
   // Whether a page's first write of an interval takes a twin: every copy
   // homed elsewhere; home pages under regc while their writes are trapped.
   bool twins(const PageState &s) const { return fine_grain() && !s.writes_tracked; }
@@ -195,8 +194,9 @@ class RegcEngine final : public ProtocolEngine {
   std::set<PageId> early_pages_;  // pages holding updates that came early
   uint64_t page_floor_ = 0;  // versions of pages newly homed here start above freed ones
   FlushObservers flush_;    // observers of home pages, and the copies observed here
-  std::set<PageId> standing_;  // home pages with a standing twin
-  static constexpr size_t kStandingTwinsMax = 4096;  // pages; beyond, tracked home writes are notices
+  std::set<PageId> standing_;           // home pages with a standing twin ...
+  std::deque<PageId> standing_order_;   // ... in the order they were taken (may name pages since dropped)
+  static constexpr size_t kStandingTwinsMax = 4096;  // pages; the oldest goes to make room
 };
 
 }  // namespace agora

@@ -14,9 +14,8 @@
 // `regc` a page the home keeps writing gets a *standing twin* instead: the
 // first interval that writes it makes a notice and keeps the page as it is
 // then; each later one diffs against it, so the home's span stores travel
-// as updates as with traps (docs/regc.md, "A home's own writes"). Standing
-// twins go at a barrier for pages not written in the phase it ends, and
-// there are at most kStandingTwinsMax (beyond, notices).
+// as updates as with traps (docs/regc.md, "A home's own writes"). There are
+// at most kStandingTwinsMax standing twins; the oldest goes to make room.
 //
 // Why taking the twins this way loses no write, with other application
 // threads storing while the interval closes (a store is reported by the
@@ -78,12 +77,19 @@ bool RegcEngine::diff_home_written(PageId page, PageState &s, std::vector<std::b
   if (!fine_grain()) return false;  // regc-page: notices only
   const size_t size = host_.page_size();
   const std::byte *frame = host_.frame(page);
-  s.standing_phase = phase_;
   if (s.standing.empty()) {
-    if (standing_.size() >= kStandingTwinsMax) return false;
+    while (standing_.size() >= kStandingTwinsMax && !standing_order_.empty()) {
+      const PageId oldest = standing_order_.front();
+      standing_order_.pop_front();
+      if (!standing_.erase(oldest)) continue;  // freed since
+      PageState &o = state(oldest);
+      o.standing.clear();
+      o.standing.shrink_to_fit();
+    }
     s.standing.assign(frame, frame + size);
     s.served_unpublished = false;
     standing_.insert(page);
+    standing_order_.push_back(page);
     host_.stats().twins++;
     return false;  // this entry is a notice
   }
@@ -107,21 +113,6 @@ void RegcEngine::note_served(PageState &s, const std::byte *copy) {
     return;
   }
   s.served_unpublished = true;
-}
-
-void RegcEngine::drop_idle_standing_twins() {
-  for (auto it = standing_.begin(); it != standing_.end();) {
-    auto ps = pages_.find(*it);
-    if (ps != pages_.end() && ps->second.standing_phase + 1 >= phase_) {
-      ++it;
-      continue;
-    }
-    if (ps != pages_.end()) {
-      ps->second.standing.clear();
-      ps->second.standing.shrink_to_fit();
-    }
-    it = standing_.erase(it);
-  }
 }
 
 }  // namespace agora

@@ -288,7 +288,6 @@ void RegcEngine::barrier_complete(uint64_t epoch) {
   threaded_phases_.erase(threaded_phases_.begin(), threaded_phases_.upper_bound(epoch));
   const uint32_t applied_everywhere = threaded ? (phase_ >= 2 ? phase_ - 2 : 0) : phase_;
   unbroadcast_.drop_before_phase(applied_everywhere);
-  drop_idle_standing_twins();
   for (auto &[lock, log] : lock_logs_) log.drop_before_phase(applied_everywhere);
   for (auto &[lock, log] : open_spans_) log.drop_before_phase(applied_everywhere);
 }
