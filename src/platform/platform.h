@@ -102,6 +102,8 @@ bool vm_populate(void *addr, size_t len, bool write);
 // every stretch of pages with its own protection is one), or 0 if unknown
 // (vm_map_limit_linux.cpp).
 uint64_t vm_map_limit();
+// The mappings this process has now (0 if unknown), for messages at the limit.
+uint64_t vm_map_count();
 
 // Zeroed read-write memory of `bytes` that takes no memory until touched
 // (lazy_memory_linux.cpp); nullptr (and *error) if it cannot be mapped.

@@ -261,8 +261,13 @@ struct EngineOptions {
   // ScPrefetchIgnoresState: sc's home prefetches pages that are busy or owned
   // by a third rank; ScBatchSkipsReader: sc's batched invalidation of a run
   // leaves one remote reader out.
+  // RegcHomeWriteNoNotice: a home write the host tracked and reported makes
+  // no entry; RegcStandingTwinRebased: a copy served with home writes not
+  // yet in an entry becomes the page's standing twin, so that the next
+  // update lacks those writes (regc_home_writes.cpp).
   enum class Mutation {
-    None, RegcSkipRule1, RegcSkipSpanLog, ScPrefetchIgnoresState, ScBatchSkipsReader
+    None, RegcSkipRule1, RegcSkipSpanLog, ScPrefetchIgnoresState, ScBatchSkipsReader, RegcHomeWriteNoNotice,
+    RegcStandingTwinRebased
   } mutation = Mutation::None;
   // hlrc's write tracking and one-sided reads (sim_hlrc_test): a collected
   // home write gives no notice; a page newly shared by a one-sided reader

@@ -317,6 +317,9 @@ class Runtime final : public EngineHost {
   void open_write_tracker();
   // Freed pages are no longer tracked (lock_ held).
   void untrack_home_writes(PageId first, PageId count);
+  // For an mprotect refused at the kernel's mapping limit: the mappings in
+  // use, vm.max_map_count, and what to do about it.
+  std::string map_limit_advice() const;
   // The application-view address runs of pages [first, first+count).
   void for_each_view_run(PageId first, PageId count, const std::function<void(std::byte *, size_t)> &fn) const;
 

@@ -5,9 +5,11 @@
 // each. Writes the runtime makes through the service view (installing
 // diffs, pages received) are not the application's and are not reported.
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "common/log.h"
+#include "platform/platform.h"
 #include "runtime/runtime.h"
 
 namespace agora {
@@ -142,6 +144,39 @@ void Runtime::collect_home_writes(std::vector<PageId> *written) {
       }
     }
   }
+}
+
+}  // namespace agora
+
+namespace agora {
+
+std::string Runtime::map_limit_advice() const {
+  // Each page whose protection differs from its neighbours' is a mapping of
+  // its own. Copies of remote pages are bounded by the cache (runtime_cache.cpp)
+  // and sc takes home pages back; what remains is home pages other ranks
+  // read, write-protected so that the home's next write is seen.
+  const uint64_t limit = platform::vm_map_limit(), in_use = platform::vm_map_count();
+  char text[700];
+  if (write_tracker_.available()) {
+    std::snprintf(text, sizeof text,
+                  " (the process has %llu memory mappings; the kernel allows vm.max_map_count=%llu, and every page "
+                  "protected apart from its neighbours is one. Remedy: raise vm.max_map_count, e.g. sysctl -w "
+                  "vm.max_map_count=%llu)",
+                  (unsigned long long)in_use, (unsigned long long)limit, (unsigned long long)(limit ? 4 * limit : 262144));
+    return text;
+  }
+  const char *why = config_.home_writes == HomeWritesMode::Trap ? "AGORA_HOME_WRITES=trap"
+                    : config_.profile ? "AGORA_PROFILE" : "this kernel cannot track them";
+  std::snprintf(text, sizeof text,
+                " (the process has %llu memory mappings; the kernel allows vm.max_map_count=%llu, and every page "
+                "protected apart from its neighbours is one. Home writes are trapped here (%s), so each home page "
+                "another rank holds a copy of is write-protected: one mapping each when they alternate. Remedies: "
+                "raise vm.max_map_count, e.g. sysctl -w vm.max_map_count=%llu; or AGORA_HOME_WRITES=auto on "
+                "Linux >= 6.7, where the kernel tracks home writes and protects nothing for them; or "
+                "AGORA_PLACE_BLOCK, which keeps shared home pages in runs)",
+                (unsigned long long)in_use, (unsigned long long)limit, why,
+                (unsigned long long)(limit ? 4 * limit : 262144));
+  return text;
 }
 
 }  // namespace agora

@@ -28,10 +28,11 @@ void Runtime::protect_run(PageId first, PageId count, Access access) {  for (Pag
     PageId n = 1;
     while (p + n < first + count && space_->addr_of(p + n) == start + n * page_size()) ++n;
     for (PageId q = p; q < p + n; ++q) observe_access(q, access);
-    if (!platform::vm_protect((void *)start, n * page_size(), access))
-      fatal("mprotect of %llu page(s) at %p to %s failed: %s (too many distinct mappings? raise "
-            "vm.max_map_count)",
-            (unsigned long long)n, (void *)start, access_name(access), std::strerror(errno));
+    if (!platform::vm_protect((void *)start, n * page_size(), access)) {
+      const int err = errno;
+      fatal("mprotect of %llu page(s) at %p to %s failed: %s%s", (unsigned long long)n, (void *)start,
+            access_name(access), std::strerror(err), err == ENOMEM ? map_limit_advice().c_str() : "");
+    }
     p += n;
   }
 }
@@ -60,10 +61,11 @@ bool Runtime::page_allocated(PageId page) const {
 void Runtime::open_home_pages(const CollectiveRun &run, const char *what, uint64_t bytes) {
   if (space_->servers() > 0) return;  // memory servers home every page
   for_each_run_home_pages(run, rank(), compute_nranks(), [&](PageId first, PageId pages) {
-    if (!platform::vm_protect((void *)space_->addr_of(first), pages * page_size(), engine_->home_access()))
-      fatal("%s(%llu bytes): mprotect of its home pages failed: %s (too many distinct mappings? "
-            "raise vm.max_map_count, or use AGORA_PLACE_BLOCK)",
-            what, (unsigned long long)bytes, std::strerror(errno));
+    if (!platform::vm_protect((void *)space_->addr_of(first), pages * page_size(), engine_->home_access())) {
+      const int err = errno;
+      fatal("%s(%llu bytes): mprotect of its home pages failed: %s%s", what, (unsigned long long)bytes,
+            std::strerror(err), err == ENOMEM ? map_limit_advice().c_str() : "");
+    }
   });
 }
 

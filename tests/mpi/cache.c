@@ -13,7 +13,11 @@
  *     then reads every other page (each copy a separate mapping) and checks
  *     them. With more pages than vm.max_map_count allows mappings, the
  *     cache bound must keep rank 0 within the limit (it used to end the
- *     job: "mprotect ... failed: Cannot allocate memory").
+ *     job: "mprotect ... failed: Cannot allocate memory"). With "rewrite",
+ *     rank 1 then writes every page again and rank 0 reads them again, last
+ *     first (the copies it still holds come first): the
+ *     home's writes to pages others hold copies of must reach them (under
+ *     hlrc, regc and regc-page tracked by the kernel, or trapped).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -63,7 +67,7 @@ static void sweep(size_t pages_per_rank, long iters, int want_evictions) {
     PASS("cache sweep");
 }
 
-static void maps(size_t pages) {
+static void maps(size_t pages, int rewrite) {
     const int me = agora_rank();
     CHECK(agora_nranks() >= 2, "maps needs 2 ranks");
     const size_t words = page_bytes() / 8;
@@ -81,6 +85,19 @@ static void maps(size_t pages) {
                (unsigned long long)s.cache_evictions, (unsigned long long)s.cache_resident_peak);
     }
     agora_barrier();
+    if (rewrite) {
+        if (me == 1)
+            for (size_t p = 0; p < pages; p++) mem[p * words] = 2 * pages + p;
+        agora_barrier();
+        if (me == 0) /* last read first: those copies are still cached (a scan from the start would
+                        evict each before it is read again) and must have been invalidated */
+            for (size_t p = (pages - 1) & ~(size_t)1;; p -= 2) {
+                CHECK(mem[p * words] == 2 * pages + p, "after the rewrite, page %zu holds %llu", p,
+                      (unsigned long long)mem[p * words]);
+                if (p < 2) break;
+            }
+        agora_barrier();
+    }
     PASS("cache maps");
 }
 
@@ -89,9 +106,9 @@ int main(int argc, char **argv) {
     if (argc >= 4 && strcmp(argv[1], "sweep") == 0)
         sweep(strtoul(argv[2], NULL, 10), strtol(argv[3], NULL, 10), argc >= 5 && strcmp(argv[4], "evicts") == 0);
     else if (argc >= 3 && strcmp(argv[1], "maps") == 0)
-        maps(strtoul(argv[2], NULL, 10));
+        maps(strtoul(argv[2], NULL, 10), argc >= 4 && strcmp(argv[3], "rewrite") == 0);
     else {
-        fprintf(stderr, "usage: cache sweep PAGES ITERS [evicts] | cache maps PAGES\n");
+        fprintf(stderr, "usage: cache sweep PAGES ITERS [evicts] | cache maps PAGES [rewrite]\n");
         agora_finalize();
         return 2;
     }

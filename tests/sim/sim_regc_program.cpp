@@ -81,6 +81,8 @@ const char *mutation_name(EngineOptions::Mutation m) {
     case EngineOptions::Mutation::RegcSkipSpanLog: return "RegcSkipSpanLog";
     case EngineOptions::Mutation::ScPrefetchIgnoresState: return "ScPrefetchIgnoresState";
     case EngineOptions::Mutation::ScBatchSkipsReader: return "ScBatchSkipsReader";
+    case EngineOptions::Mutation::RegcHomeWriteNoNotice: return "RegcHomeWriteNoNotice";
+    case EngineOptions::Mutation::RegcStandingTwinRebased: return "RegcStandingTwinRebased";
   }
   return "?";
 }
@@ -113,7 +115,8 @@ RegcRunResult run_regc_program(const SimOptions &options, int threads_per_node, 
     std::ostringstream s;
     s << "seed " << o.seed << " (nodes " << o.nodes << ", pages " << o.pages << " of " << o.page_size
       << " bytes, " << threads_per_node << " threads per node, protocol " << o.protocol << ", mutation "
-      << mutation_name(o.engine.mutation) << "), step " << result.steps << ": " << what;
+      << mutation_name(o.engine.mutation) << (o.track_home_writes ? ", home writes tracked" : "") << "), step "
+      << result.steps << ": " << what;
     result.ok = false;
     result.failure = s.str();
   };

@@ -37,6 +37,7 @@
 // With store tracing (span_end's `stores`), a page whose diff lies within
 // the bytes the thread stored is known to be the span's alone.
 #pragma once
+#include <deque>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -110,6 +111,14 @@ class RegcEngine final : public ProtocolEngine {
     unsigned diffs_in_flight = 0;
     std::map<uint64_t, std::vector<std::byte>> early;  // updates beyond version + 1, by version
     uint64_t need = 0;     // the least version a fetched copy may have
+    // Home pages whose writes the host tracks, under regc (regc_home_writes.cpp):
+    // the page as of its last entry, kept while the home keeps writing it,
+    // so that the home's next writes travel as an update, not a notice ...
+    std::vector<std::byte> standing;
+    // A copy left while the home had writes not yet in an entry: a byte
+    // written and restored would be in that copy but in no diff, so the next
+    // entry must be a notice.
+    bool served_unpublished = false;
   };
   // Where a closed interval's entries go, by the sync operation closing it.
   enum class Closing { Ordinary, SpanEnd, Barrier };
@@ -132,6 +141,18 @@ class RegcEngine final : public ProtocolEngine {
   // ---- home side (regc_home.cpp) ----
   void home_serve(const MsgHeader &m);
   void home_apply_diffs(const MsgHeader &m, Payload p);
+  // ---- the home's own writes (regc_home_writes.cpp) ----
+  void share_home(PageId page, PageState &s);
+  void collect_home_writes();
+  // At close, a tracked home page reported written: its diff since its
+  // standing twin into *diff, true if that diff is exactly its change.
+  bool diff_home_written(PageId page, PageState &s, std::vector<std::byte> *diff);
+  // At the home, the copy about to be served: notes a copy that differs from
+  // the page's last published state (served_unpublished).
+  void note_served(PageState &s, const std::byte *copy);
+  // Whether a page's first write of an interval takes a twin: every copy
+  // homed elsewhere; home pages under regc while their writes are trapped.
+  bool twins(const PageState &s) const { return fine_grain() && !s.writes_tracked; }
 
   // ---- flush (regc_flush.cpp, docs/flush.md) ----
   void flush_pass(const std::vector<FlushPage> &pages, uint64_t token);
@@ -182,6 +203,9 @@ class RegcEngine final : public ProtocolEngine {
   uint64_t page_floor_ = 0;  // versions of pages newly homed here start above freed ones
   FlushObservers flush_;    // observers of home pages, and the copies observed here
   SequentialMisses prefetch_;  // how many pages a miss fetches along
+  std::set<PageId> standing_;           // home pages with a standing twin ...
+  std::deque<PageId> standing_order_;   // ... in the order they were taken (may name pages since dropped)
+  static constexpr size_t kStandingTwinsMax = 4096;  // pages; the oldest goes to make room
 };
 
 }  // namespace agora

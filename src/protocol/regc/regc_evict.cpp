@@ -46,6 +46,7 @@ void RegcEngine::home_apply_writebacks(const MsgHeader &m, Payload p) {
     // equal to the frame outside the home's own writes (as for diffs).
     PageState &s = state(page);
     if (s.dirty && !s.twin.empty()) page_diff_apply(s.twin.data(), host_.page_size(), diff, size);
+    if (!s.standing.empty()) page_diff_apply(s.standing.data(), host_.page_size(), diff, size);
   });
 }
 

@@ -26,6 +26,7 @@ void RegcEngine::forget_pages(PageId first, PageId count, std::vector<uint32_t> 
     for (Waiter *w : s.waiters) w->complete(kStatusFreed);
     pages_.erase(p);
     early_pages_.erase(p);
+    standing_.erase(p);
   }
   dirty_.erase(std::remove_if(dirty_.begin(), dirty_.end(), in_range), dirty_.end());
   // The floor is one entry per rank; regc needs one number: every entry carries it.

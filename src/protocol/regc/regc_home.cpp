@@ -28,12 +28,16 @@ void RegcEngine::home_serve(const MsgHeader &m) {
       continue;
     }
     PageState &s = state(page);
-    page_copy_share_home(host_, page, s);  // from now on the home's own writes produce entries
+    share_home(page, s);  // from now on the home's own writes produce entries (regc_home_writes.cpp)
     reply.insert(reply.end(), 4, std::byte{0});
     const std::byte *v = reinterpret_cast<const std::byte *>(&s.version);
     reply.insert(reply.end(), v, v + 8);
     const std::byte *frame = host_.frame(page);
+    const size_t at = reply.size();
     reply.insert(reply.end(), frame, frame + host_.page_size());
+    // The frame may hold writes not yet in an entry: note whether the copy
+    // served (taken once, here) is the published page (note_served).
+    if (fine_grain() && (s.dirty || !s.standing.empty())) note_served(s, reply.data() + at);
   }
   host_.send(m.src, {Channel::Protocol, kPage, 0, first, count, 0}, {reply.data(), reply.size()});
 }
@@ -48,6 +52,7 @@ void RegcEngine::home_apply_diffs(const MsgHeader &m, Payload p) {
     // The home's own open interval diffs against its twin: keep the twin
     // equal to the frame outside the home's own writes.
     if (s.dirty && !s.twin.empty()) page_diff_apply(s.twin.data(), host_.page_size(), diff, size);
+    if (!s.standing.empty()) page_diff_apply(s.standing.data(), host_.page_size(), diff, size);  // likewise (regc_home_writes.cpp)
     // Observers of the page (agora_flush) hear of the change: a release
     // is a flush too.
     flush_.snapshot_apply(page, diff, size);

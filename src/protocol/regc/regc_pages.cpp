@@ -27,8 +27,8 @@ Access RegcEngine::local_access(PageId page) const { return page_copy_access(pag
 void RegcEngine::on_fault(PageId page, Access need, Waiter *w) {
   PageState &s = state(page);
   const bool planted = options_.cache_mutation == EngineOptions::CacheMutation::RefetchBeforeWriteBack;
-  if (page_copy_fault(host_, page, s, need, w, &dirty_, fine_grain(), planted)) fetch_after_miss(page, need);
-  AGORA_ASSERT(page_copy_consistent(host_, page, s, fine_grain()));
+  if (page_copy_fault(host_, page, s, need, w, &dirty_, twins(s), planted)) fetch_after_miss(page, need);
+  AGORA_ASSERT(page_copy_consistent(host_, page, s, twins(s)));
 }
 
 void RegcEngine::fetch_after_miss(PageId page, Access need) {

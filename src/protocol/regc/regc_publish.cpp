@@ -28,6 +28,7 @@ bool diff_within(const std::vector<std::byte> &diff, const std::vector<StoreRang
 
 std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const std::vector<StoreRange> *stores) {
   std::vector<Closed> made;
+  collect_home_writes();  // home pages the host saw written (regc_home_writes.cpp)
   if (dirty_.empty()) return made;
   const size_t size = host_.page_size();
   std::map<Rank, std::vector<std::byte>> to_home;
@@ -38,7 +39,9 @@ std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const st
   AccessRuns protect;
   for (PageId page : dirty_) {
     PageState &s = state(page);
-    if ((s.dirty || s.written_back) && s.access == Access::Write) {
+    // (A home page whose writes the host tracks stays writable: the host
+    // reports its next write. It has no twin, so its entry is a notice.)
+    if ((s.dirty || s.written_back) && s.access == Access::Write && !s.writes_tracked) {
       s.access = Access::Read;
       protect.add(page, Access::Read);
     }
@@ -61,14 +64,25 @@ std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const st
     e->page = page;
     e->phase = phase_;
     std::vector<std::byte> diff;
-    if (!s.twin.empty()) page_diff_encode(host_.frame(page), s.twin.data(), size, &diff);
+    // Whether the diff is the page's whole change since its last version:
+    // not after a write-back, not for a home page served meanwhile with
+    // writes not in the diff's base (served_unpublished), not for a tracked
+    // home page without a standing twin (regc_home_writes.cpp).
+    bool exact = !written_back;
+    if (!s.twin.empty()) {
+      page_diff_encode(host_.frame(page), s.twin.data(), size, &diff);
+      exact &= !s.served_unpublished;
+      s.served_unpublished = false;
+    } else if (s.writes_tracked) {
+      exact &= diff_home_written(page, s, &diff);
+    }
     s.twin.clear();
     s.twin.shrink_to_fit();
     AGORA_ASSERT(page_copy_consistent(host_, page, s, fine_grain()));
     // Under regc a span's diffs travel as updates, and so do small ordinary
     // ones. An update is always the whole diff: a copy patched with it is
     // then exactly the home's version it names.
-    if (fine_grain() && !written_back && (why == Closing::SpanEnd || diff.size() <= kOrdinaryUpdateMax))
+    if (fine_grain() && exact && (why == Closing::SpanEnd || diff.size() <= kOrdinaryUpdateMax))
       e->update = diff;
     const bool span_only = why == Closing::SpanEnd && stores && !written_back && !diff.empty() &&
                            diff_within(diff, *stores, page, size);
