@@ -79,8 +79,12 @@ def main():
         results.append(dict(v, gbs_median=med, gbs_runs=[r["figure"] for r in rs],
                             time_s_median=statistics.median(r["time_s"] for r in rs),
                             iterations=a.iterations, kernel_stats=counts))
+    # The kernel's charge per page for a frame given back and taken again
+    # (bench/cache/frame_cost.c): the floor under every spilled page.
+    floor = json.loads(subprocess.run([os.path.join(a.build, "bin", "bench_frame_cost"), "16384", "7"],
+                                      capture_output=True, text=True, check=True).stdout)
     doc = dict(benchmark="stream_triad --remote 1 (paper 000 figure 4)", cache_bytes=CACHE,
-               data_per_rank_fits=DATA_FITS, rounds=a.rounds, loadavg=uptimes,
+               data_per_rank_fits=DATA_FITS, rounds=a.rounds, loadavg=uptimes, frame_cost=floor,
                when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), results=results)
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)

@@ -34,6 +34,20 @@ def table(doc):
             (k["read_faults"] + k["write_faults"]) / per, k["pages_fetched"] / per, k["pages_prefetched"] / per,
             k["cache_evictions"] / per, k["cache_writebacks"] / per,
             (k["bytes_sent"] + k["one_sided_bytes"]) / per / 2**20))
+    if "frame_cost" in doc:
+        c = doc["frame_cost"]["us_per_page"]
+        extra = c["install_populated"] + c["evict"] - c["install_resident"]
+        out += ["", "Kernel floor (bench_frame_cost, no MPI): a spilled page costs %.2f us more than a cached one "
+                "(install into a given-back frame %.2f us, populated first, + evict %.2f us, against %.2f us into a "
+                "resident frame). The least fits/2x this allows, per protocol and ranks, from the fits time per page "
+                "of data t: (t + %.2f) / t:" % (extra, c["install_populated"], c["evict"], c["install_resident"], extra)]
+        for protocol, ranks, policy in keys:
+            fits = [r for r in rs if (r["protocol"], r["ranks"], r["policy"], r["size"]) == (protocol, ranks, policy, "fits")][0]
+            if ranks < 2:
+                continue
+            pages = doc["data_per_rank_fits"] / 4096
+            t = fits["time_s_median"] / fits["iterations"] / pages * 1e6
+            out.append("- %s %d ranks: t = %.2f us, floor %.2f" % (protocol, ranks, t, (t + extra) / t))
     return "\n".join(out)
 
 
