@@ -22,14 +22,12 @@ void HlrcEngine::home_serve(const MsgHeader &m) {
   reply.reserve(count * (4 + 4 * (size_t)host_.nranks() + host_.page_size()));
   for (PageId page = first; page < first + count; ++page) {
     if (!is_home(page) || !host_.page_allocated(page)) {
-      const int32_t refused = AGORA_ERR_BAD_POINTER;
-      const std::byte *b = reinterpret_cast<const std::byte *>(&refused);
-      reply.insert(reply.end(), b, b + 4);
+      page_reply_status(&reply, AGORA_ERR_BAD_POINTER);
       continue;
     }
     PageState &s = state(page);
     share_home(page, s);  // from now on the home's writes produce notices
-    reply.insert(reply.end(), 4, std::byte{0});
+    page_reply_status(&reply, 0);
     vector_time_append(s.version, host_.nranks(), &reply);
     const std::byte *frame = host_.frame(page);
     reply.insert(reply.end(), frame, frame + host_.page_size());

@@ -12,17 +12,7 @@
 namespace agora {
 
 void HlrcEngine::share_home(PageId page, PageState &s) {
-  if (!host_.tracks_home_writes()) {
-    page_copy_share_home(host_, page, s);
-    return;
-  }
-  if (s.cached_elsewhere) return;
-  // Tracking starts before the copy is taken (the caller copies after this
-  // returns), so a write the copy lacks is reported.
-  s.cached_elsewhere = true;
-  s.writes_tracked = true;
-  s.tracked_after_drain = shared_drains_;
-  host_.track_home_writes(page, 1);
+  if (page_copy_share_home(host_, page, s)) s.tracked_after_drain = shared_drains_;
 }
 
 namespace {

@@ -34,25 +34,12 @@ void HlrcEngine::on_fault(PageId page, Access need, Waiter *w) {
 }
 
 void HlrcEngine::fetch_after_miss(PageId page, Access need) {
-  const Rank home = host_.home_of(page);
-  uint32_t ahead = prefetch_.on_miss(home, page);
-  // Only the pages right after it with the same home, missing here and not
-  // being fetched: the run stays one read (or one message).
-  uint32_t count = 1;
-  for (; count <= ahead; ++count) {
-    const PageId p = page + count;
-    if (p < page || host_.home_of(p) != home) break;
-    auto it = pages_.find(p);
-    if (it != pages_.end() && (it->second.access != Access::None || it->second.fetching || it->second.writing_back))
-      break;
-  }
-  // After a write miss the pages fetched along come writable (twinned on
-  // install): a sweep that writes (STREAM's a[]) would otherwise fault
-  // again on each of them. A page of the run left unwritten costs an empty
-  // diff at the close.
-  if (need == Access::Write)
-    for (PageId p = page + 1; p < page + count; ++p) state(p).write_ahead = true;
-  fetch_run(page, count);
+  // The pages after it too while misses are sequential (one read or one
+  // message for the run; shared/sequential_misses.h, page_copies.h).
+  const uint32_t ahead = prefetch_.on_miss(host_.home_of(page), page);
+  fetch_run(page, page_copy_fetch_run(pages_, host_, page, ahead, need, [this](PageId p) -> PageState & {
+              return state(p);
+            }));
 }
 
 void HlrcEngine::fetch_run(PageId first, uint32_t count) {

@@ -142,7 +142,6 @@ class RegcEngine final : public ProtocolEngine {
   void home_serve(const MsgHeader &m);
   void home_apply_diffs(const MsgHeader &m, Payload p);
   // ---- the home's own writes (regc_home_writes.cpp) ----
-  void share_home(PageId page, PageState &s);
   void collect_home_writes();
   // At close, a tracked home page reported written: its diff since its
   // standing twin into *diff, true if that diff is exactly its change.

@@ -22,14 +22,12 @@ void RegcEngine::home_serve(const MsgHeader &m) {
   reply.reserve(count * (12 + host_.page_size()));
   for (PageId page = first; page < first + count; ++page) {
     if (!is_home(page) || !host_.page_allocated(page)) {
-      const int32_t refused = AGORA_ERR_BAD_POINTER;
-      const std::byte *b = reinterpret_cast<const std::byte *>(&refused);
-      reply.insert(reply.end(), b, b + 4);
+      page_reply_status(&reply, AGORA_ERR_BAD_POINTER);
       continue;
     }
     PageState &s = state(page);
-    share_home(page, s);  // from now on the home's own writes produce entries (regc_home_writes.cpp)
-    reply.insert(reply.end(), 4, std::byte{0});
+    page_copy_share_home(host_, page, s);  // from now on the home's own writes produce entries (regc_home_writes.cpp)
+    page_reply_status(&reply, 0);
     const std::byte *v = reinterpret_cast<const std::byte *>(&s.version);
     reply.insert(reply.end(), v, v + 8);
     const std::byte *frame = host_.frame(page);

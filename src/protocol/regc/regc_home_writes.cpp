@@ -44,19 +44,6 @@
 
 namespace agora {
 
-void RegcEngine::share_home(PageId page, PageState &s) {
-  if (!host_.tracks_home_writes()) {
-    page_copy_share_home(host_, page, s);
-    return;
-  }
-  if (s.cached_elsewhere) return;
-  // Tracking starts before the copy is taken (home_serve copies after this
-  // returns), so a write the copy may lack is reported and noticed.
-  s.cached_elsewhere = true;
-  s.writes_tracked = true;
-  host_.track_home_writes(page, 1);
-}
-
 void RegcEngine::collect_home_writes() {
   if (!host_.tracks_home_writes()) return;
   std::vector<PageId> pages;

@@ -32,23 +32,12 @@ void RegcEngine::on_fault(PageId page, Access need, Waiter *w) {
 }
 
 void RegcEngine::fetch_after_miss(PageId page, Access need) {
-  // As hlrc's: a sequential sweep over one home's pages fetches the pages
-  // after the missed one in the same message (shared/sequential_misses.h),
-  // only those right after it, missing here and not on their way.
-  const Rank home = host_.home_of(page);
-  const uint32_t ahead = prefetch_.on_miss(home, page);
-  uint32_t count = 1;
-  for (; count <= ahead; ++count) {
-    const PageId p = page + count;
-    if (p < page || host_.home_of(p) != home) break;
-    auto it = pages_.find(p);
-    if (it != pages_.end() && (it->second.access != Access::None || it->second.fetching || it->second.writing_back))
-      break;
-  }
-  // After a write miss they come writable (page_copies.h, write_ahead).
-  if (need == Access::Write)
-    for (PageId p = page + 1; p < page + count; ++p) state(p).write_ahead = true;
-  fetch_run(page, count);
+  // As hlrc's: the pages after it too while misses are sequential, in the
+  // same message (shared/sequential_misses.h, page_copies.h).
+  const uint32_t ahead = prefetch_.on_miss(host_.home_of(page), page);
+  fetch_run(page, page_copy_fetch_run(pages_, host_, page, ahead, need, [this](PageId p) -> PageState & {
+              return state(p);
+            }));
 }
 
 void RegcEngine::fetch_run(PageId first, uint32_t count) {

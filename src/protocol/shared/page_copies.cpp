@@ -98,14 +98,20 @@ void page_copy_refused(PageCopy &s, int status) {
   wake(s, status);
 }
 
-void page_copy_share_home(EngineHost &host, PageId page, PageCopy &s) {
-  if (s.cached_elsewhere) return;
+bool page_copy_share_home(EngineHost &host, PageId page, PageCopy &s) {
+  if (s.cached_elsewhere) return false;
   s.cached_elsewhere = true;
+  if (host.tracks_home_writes()) {
+    s.writes_tracked = true;
+    host.track_home_writes(page, 1);
+    return true;
+  }
   if (s.access == Access::Write && !s.dirty) {
     s.access = Access::Read;
     host.set_access(page, Access::Read);
   }
   AGORA_ASSERT(!s.cached_elsewhere || host.home_of(page) == host.rank());
+  return false;
 }
 
 bool page_copy_invalidate(EngineHost &host, PageId page, PageCopy &s, AccessRuns *runs) {

@@ -88,8 +88,41 @@ void page_copy_refused(PageCopy &s, int status);
 
 // At the home, before a copy leaves for the first time: from now on the
 // home's writes must be tracked. Protect before copying, so that a write
-// racing with the copy faults and is tracked.
-void page_copy_share_home(EngineHost &host, PageId page, PageCopy &s);
+// racing with the copy faults and is tracked; or, where the host tracks
+// writes (EngineHost::track_home_writes), leave the page writable and start
+// tracking before the copy is taken, so that a write the copy lacks is
+// reported. True if tracking by the host began with this call.
+bool page_copy_share_home(EngineHost &host, PageId page, PageCopy &s);
+
+// A page's status in a fetch reply of a run (hlrc's and regc's kPage): 0
+// served (its version and bytes follow), else refused with the error a
+// thread touching it gets (not allocated at the home).
+inline void page_reply_status(std::vector<std::byte> *reply, int32_t status) {
+  const std::byte *b = reinterpret_cast<const std::byte *>(&status);
+  reply->insert(reply->end(), b, b + 4);
+}
+
+// The pages a fetch after a miss on `page` takes: it and up to `ahead` after
+// it (the prefetch window) with the same home, missing here and not on their
+// way. After a write miss the pages after it come writable (write_ahead): a
+// sweep that writes (STREAM's a[]) would otherwise fault again on each; one
+// left unwritten sends nothing at the close (page_copy_unchanged).
+template <typename State, typename StateOf>
+uint32_t page_copy_fetch_run(const std::unordered_map<PageId, State> &pages, const EngineHost &host, PageId page,
+                             uint32_t ahead, Access need, StateOf state_of) {
+  const Rank home = host.home_of(page);
+  uint32_t count = 1;
+  for (; count <= ahead; ++count) {
+    const PageId p = page + count;
+    if (p < page || host.home_of(p) != home) break;
+    auto it = pages.find(p);
+    if (it != pages.end() && (it->second.access != Access::None || it->second.fetching || it->second.writing_back))
+      break;
+  }
+  if (need == Access::Write)
+    for (PageId p = page + 1; p < page + count; ++p) state_of(p).write_ahead = true;
+  return count;
+}
 
 // The copy is stale: protect it (a dirty copy keeps its twin, for 2-way
 // diffing). False if it already was invalid. With `runs`, the protection
