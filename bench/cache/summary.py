@@ -41,6 +41,10 @@ def table(doc):
                 "(install into a given-back frame %.2f us, populated first, + evict %.2f us, against %.2f us into a "
                 "resident frame). The least fits/2x this allows, per protocol and ranks, from the fits time per page "
                 "of data t: (t + %.2f) / t:" % (extra, c["install_populated"], c["evict"], c["install_resident"], extra)]
+        if "install_pooled" in c:
+            out.append("A pool of frames that stay allocated, mapped per run (pooled: %.2f + %.2f us), would charge "
+                       "%.2f us more per spilled page." % (c["install_pooled"], c["evict_pooled"],
+                                                          c["install_pooled"] + c["evict_pooled"] - c["install_resident"]))
         for protocol, ranks, policy in keys:
             fits = [r for r in rs if (r["protocol"], r["ranks"], r["policy"], r["size"]) == (protocol, ranks, policy, "fits")][0]
             if ranks < 2:
