@@ -110,7 +110,27 @@ static void *cond_consumer(void *p) {
 }
 
 /* Semaphores: producers write the slot outside any lock; the post (release)
- * and the wait (acquire) carry the item to the consumer. */
+ * and the wait (acquire) carry the item to the consumer.
+ *
+ * The semaphores count free and filled slots, not which ones: a producer
+ * given a free-slot permit by one consumer may take the slot whose item
+ * another consumer has not read yet (with slots handed out in turn, as
+ * here). An earlier version raced there, under pthreads semantics too: the
+ * consumer then read the newer item (a wrong sum), and the next consumer of
+ * that slot waited for a flag set only once (a hang). So each slot's state
+ * names its turn: turns count items from 0 (tail, head: running counts),
+ * slot = turn % QUEUE, state 2t+1 once item t is in it and 2t+2 once it was
+ * read; a producer of turn t waits for turn t-QUEUE to be read, a consumer
+ * of turn t for it to be filled. */
+static void wait_slot_state(struct ctx *c, long slot, long state) {
+    for (;;) {
+        agora_lock(&c->lock);
+        long now = c->data[slot];
+        agora_unlock(&c->lock);
+        if (now == state) return;
+    }
+}
+
 static void *sem_producer(void *p) {
     struct arg *a = p;
     struct ctx *c = a->c;
@@ -118,12 +138,13 @@ static void *sem_producer(void *p) {
     for (long item = a->i + 1; item <= c->items; item += nprod) {
         CHECK(agora_sem_wait(&c->empty) == AGORA_OK, "sem_wait empty");
         agora_lock(&c->lock);
-        long slot = c->tail;
-        c->tail = (c->tail + 1) % QUEUE;
+        long turn = c->tail++;
         agora_unlock(&c->lock);
+        long slot = turn % QUEUE;
+        wait_slot_state(c, slot, turn < QUEUE ? 0 : 2 * (turn - QUEUE) + 2);
         c->queue[slot] = item;
-        agora_lock(&c->lock); /* publish in order: a consumer takes the oldest filled slot */
-        c->data[slot] = 1;
+        agora_lock(&c->lock);
+        c->data[slot] = 2 * turn + 1;
         agora_unlock(&c->lock);
         CHECK(agora_sem_post(&c->full) == AGORA_OK, "sem_post full");
     }
@@ -138,23 +159,19 @@ static void *sem_consumer(void *p) {
     for (long k = 0; k < mine; k++) {
         CHECK(agora_sem_wait(&c->full) == AGORA_OK, "sem_wait full");
         agora_lock(&c->lock);
-        long slot = c->head;
-        c->head = (c->head + 1) % QUEUE;
+        long turn = c->head++;
         agora_unlock(&c->lock);
-        /* The slot's item was written before a post this wait (or an earlier
-         * one, through the lock) acquired; its flag says it is filled. */
-        for (;;) {
-            agora_lock(&c->lock);
-            long filled = c->data[slot];
-            if (filled) c->data[slot] = 0;
-            agora_unlock(&c->lock);
-            if (filled) break;
-        }
+        long slot = turn % QUEUE;
+        /* The item was written before the store of its state, which this
+         * thread's lock acquires see (rule 2), and the producer's next span
+         * started after it (rule 1). */
+        wait_slot_state(c, slot, 2 * turn + 1);
         long item = c->queue[slot];
         CHECK(item >= 1 && item <= c->items, "consumer %ld: slot %ld holds %ld", a->i, slot, item);
         agora_lock(&c->lock);
         c->consumed_sum += item;
         c->consumed_count++;
+        c->data[slot] = 2 * turn + 2;
         agora_unlock(&c->lock);
         CHECK(agora_sem_post(&c->empty) == AGORA_OK, "sem_post empty");
     }
