@@ -146,10 +146,6 @@ void Runtime::collect_home_writes(std::vector<PageId> *written) {
   }
 }
 
-}  // namespace agora
-
-namespace agora {
-
 std::string Runtime::map_limit_advice() const {
   // Each page whose protection differs from its neighbours' is a mapping of
   // its own. Copies of remote pages are bounded by the cache (runtime_cache.cpp)

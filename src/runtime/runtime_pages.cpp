@@ -42,6 +42,8 @@ std::byte *Runtime::frame(PageId page) { return range_.service_view + page * pag
 void Runtime::filling_frames(PageId first, PageId count) {
   // Discarded frames (an evicted copy) are allocated again by the copy in:
   // one call for the run instead of a kernel fault per page (docs/cache.md).
+  // A page of the run the engine then drops (a stale reply, rare) keeps its
+  // frame until it is fetched and evicted again or freed.
   if (count > 1) platform::vm_populate(frame(first), count * page_size(), true);
 }
 
