@@ -33,7 +33,7 @@
 //
 // Unlike hlrc, regc never lets a page leave its home without the home's CPU
 // (no read_remote: every copy is served by home_serve, under the engine), so
-// tracking starts in share_home before the first copy is taken and no page
+// tracking starts in page_copy_share_home before the first copy is taken and no page
 // is ever shared behind the engine's back: collect_newly_shared is not needed.
 #include <cstring>
 
