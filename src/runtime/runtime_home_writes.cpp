@@ -152,26 +152,27 @@ std::string Runtime::map_limit_advice() const {
   // and sc takes home pages back; what remains is home pages other ranks
   // read, write-protected so that the home's next write is seen.
   const uint64_t limit = platform::vm_map_limit(), in_use = platform::vm_map_count();
+  const unsigned long long raise_to = limit ? 4 * limit : 262144;
   char text[700];
+  int n = std::snprintf(text, sizeof text,
+                        " (the process has %llu memory mappings; the kernel allows vm.max_map_count=%llu, and every "
+                        "page protected apart from its neighbours is one. ",
+                        (unsigned long long)in_use, (unsigned long long)limit);
+  if (n < 0 || (size_t)n >= sizeof text) return text;
   if (write_tracker_.available()) {
-    std::snprintf(text, sizeof text,
-                  " (the process has %llu memory mappings; the kernel allows vm.max_map_count=%llu, and every page "
-                  "protected apart from its neighbours is one. Remedy: raise vm.max_map_count, e.g. sysctl -w "
-                  "vm.max_map_count=%llu)",
-                  (unsigned long long)in_use, (unsigned long long)limit, (unsigned long long)(limit ? 4 * limit : 262144));
+    std::snprintf(text + n, sizeof text - n, "Remedy: raise vm.max_map_count, e.g. sysctl -w vm.max_map_count=%llu)",
+                  raise_to);
     return text;
   }
   const char *why = config_.home_writes == HomeWritesMode::Trap ? "AGORA_HOME_WRITES=trap"
                     : config_.profile ? "AGORA_PROFILE" : "this kernel cannot track them";
-  std::snprintf(text, sizeof text,
-                " (the process has %llu memory mappings; the kernel allows vm.max_map_count=%llu, and every page "
-                "protected apart from its neighbours is one. Home writes are trapped here (%s), so each home page "
-                "another rank holds a copy of is write-protected: one mapping each when they alternate. Remedies: "
-                "raise vm.max_map_count, e.g. sysctl -w vm.max_map_count=%llu; or AGORA_HOME_WRITES=auto on "
-                "Linux >= 6.7, where the kernel tracks home writes and protects nothing for them; or "
-                "AGORA_PLACE_BLOCK, which keeps shared home pages in runs)",
-                (unsigned long long)in_use, (unsigned long long)limit, why,
-                (unsigned long long)(limit ? 4 * limit : 262144));
+  std::snprintf(text + n, sizeof text - n,
+                "Home writes are trapped here (%s), so each home page another rank holds a copy of is "
+                "write-protected: one mapping each when they alternate. Remedies: raise vm.max_map_count, e.g. "
+                "sysctl -w vm.max_map_count=%llu; or AGORA_HOME_WRITES=auto on Linux >= 6.7, where the kernel "
+                "tracks home writes and protects nothing for them; or AGORA_PLACE_BLOCK, which keeps shared home "
+                "pages in runs)",
+                why, raise_to);
   return text;
 }
 
