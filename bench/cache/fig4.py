@@ -12,7 +12,10 @@ oversubscribed. Runs are interleaved (every variant once per round) and
 each figure is the median of ROUNDS rounds; the counts are exact.
 
 Usage: bench/cache/fig4.py BUILD_DIR OUT.json [--rounds 3] [--iterations 10]
-       [--ranks 1,2,4] [--protocols regc,hlrc] [--policies clock]
+       [--ranks 1,2,4] [--protocols regc,hlrc] [--policies clock] [--frames pool]
+
+--frames pool,discard runs the bounded variants both ways (AGORA_CACHE_FRAMES):
+the frame pool, and frames given back at eviction (the design before it).
 """
 import argparse
 import json
@@ -25,13 +28,14 @@ import time
 CACHE = 16 << 20
 DATA_FITS = 15 << 20  # 3 arrays of doubles per rank, a little under the cache
 STATS = ["read_faults", "write_faults", "pages_fetched", "pages_prefetched", "bytes_sent", "one_sided_bytes",
-         "cache_evictions", "cache_writebacks", "cache_writeback_bytes", "diff_bytes"]
+         "cache_evictions", "cache_writebacks", "cache_writeback_bytes", "diff_bytes", "cache_frames_pooled",
+         "cache_frames_unpooled"]
 
 
-def run(build, ranks, protocol, n, iterations, cache, policy):
+def run(build, ranks, protocol, n, iterations, cache, policy, frames):
     cmd = [os.path.join(build, "bin", "agorarun"), "-n", str(ranks), "--timeout", "600", "--protocol", protocol]
     if cache:
-        cmd += ["--cache", str(cache), "--cache-policy", policy]
+        cmd += ["--cache", str(cache), "--cache-policy", policy, "--cache-frames", frames]
     cmd += ["--", os.path.join(build, "bin", "bench_stream_triad"), "-n", str(n), "-i", str(iterations),
             "--remote", "1"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=700)
@@ -53,23 +57,27 @@ def main():
     ap.add_argument("--ranks", default="1,2,4")
     ap.add_argument("--protocols", default="regc,hlrc")
     ap.add_argument("--policies", default="clock")
+    ap.add_argument("--frames", default="pool")
     a = ap.parse_args()
     variants = []
     for protocol in a.protocols.split(","):
         for ranks in [int(r) for r in a.ranks.split(",")]:
             n_fits = DATA_FITS // 24 * ranks
             for policy in a.policies.split(","):
-                variants.append(dict(protocol=protocol, ranks=ranks, size="fits", n=n_fits, cache=CACHE, policy=policy))
-                variants.append(dict(protocol=protocol, ranks=ranks, size="2x", n=2 * n_fits, cache=CACHE, policy=policy))
-            variants.append(dict(protocol=protocol, ranks=ranks, size="2x", n=2 * n_fits, cache=0, policy="-"))
+                for frames in a.frames.split(","):
+                    for size, n in (("fits", n_fits), ("2x", 2 * n_fits)):
+                        variants.append(dict(protocol=protocol, ranks=ranks, size=size, n=n, cache=CACHE,
+                                             policy=policy, frames=frames))
+            variants.append(dict(protocol=protocol, ranks=ranks, size="2x", n=2 * n_fits, cache=0, policy="-",
+                                 frames="-"))
     runs = {i: [] for i in range(len(variants))}
     uptimes = [open("/proc/loadavg").read().split()[:3]]
     for rnd in range(a.rounds):
         for i, v in enumerate(variants):
-            r = run(a.build, v["ranks"], v["protocol"], v["n"], a.iterations, v["cache"], v["policy"])
+            r = run(a.build, v["ranks"], v["protocol"], v["n"], a.iterations, v["cache"], v["policy"], v["frames"])
             runs[i].append(r)
-            print("round %d %s %d ranks %s cache=%s %s: %.3f GB/s" % (rnd, v["protocol"], v["ranks"], v["size"],
-                  v["cache"] or "unbounded", v["policy"], r["figure"]), flush=True)
+            print("round %d %s %d ranks %s cache=%s %s %s: %.3f GB/s" % (rnd, v["protocol"], v["ranks"], v["size"],
+                  v["cache"] or "unbounded", v["policy"], v["frames"], r["figure"]), flush=True)
         uptimes.append(open("/proc/loadavg").read().split()[:3])
     results = []
     for i, v in enumerate(variants):
@@ -93,12 +101,14 @@ def main():
     for protocol in a.protocols.split(","):
         for ranks in [int(r) for r in a.ranks.split(",")]:
             for policy in a.policies.split(","):
-                f = [r for r in results if r["protocol"] == protocol and r["ranks"] == ranks and r["policy"] == policy]
-                fits = [r for r in f if r["size"] == "fits"][0]["gbs_median"]
-                spill = [r for r in f if r["size"] == "2x"][0]["gbs_median"]
-                unb = [r for r in results if r["protocol"] == protocol and r["ranks"] == ranks and r["cache"] == 0]
-                print("%s %d %s | %.3f | %.3f | %.2f | %.3f" % (protocol, ranks, policy, fits, spill, fits / spill,
-                                                               unb[0]["gbs_median"]))
+                for frames in a.frames.split(","):
+                    f = [r for r in results if r["protocol"] == protocol and r["ranks"] == ranks and
+                         r["policy"] == policy and r["frames"] == frames]
+                    fits = [r for r in f if r["size"] == "fits"][0]["gbs_median"]
+                    spill = [r for r in f if r["size"] == "2x"][0]["gbs_median"]
+                    unb = [r for r in results if r["protocol"] == protocol and r["ranks"] == ranks and r["cache"] == 0]
+                    print("%s %d %s %s | %.3f | %.3f | %.2f | %.3f" % (protocol, ranks, policy, frames, fits, spill,
+                                                                      fits / spill, unb[0]["gbs_median"]))
 
 
 if __name__ == "__main__":

@@ -76,7 +76,7 @@ enum shm_op { SHM_OP_SUM = 0, SHM_OP_MIN = 1, SHM_OP_MAX = 2 };
 /* Statistics of the Agora runtime captured around the timed kernel, so that
  * per-iteration counts exclude initialisation and validation. The names are
  * fields of AGORA_STATS_FIELDS (agora.h), read with agora_stats_get. */
-#define SHM_NSTATS 23
+#define SHM_NSTATS 25
 static const char *const shm_stat_names[SHM_NSTATS] = {
     "read_faults",        "write_faults",       "pages_fetched",
     "invalidations_sent", "invalidations_received", "messages_sent",
@@ -93,7 +93,9 @@ static const char *const shm_stat_names[SHM_NSTATS] = {
      * pages refetched at barrier end */
     "one_sided_bytes",    "pages_refreshed",
     /* the bounded cache (AGORA_CACHE, docs/cache.md) */
-    "cache_evictions",    "cache_writebacks",   "cache_writeback_bytes"};
+    "cache_evictions",    "cache_writebacks",   "cache_writeback_bytes",
+    /* its frame pool (AGORA_CACHE_FRAMES) */
+    "cache_frames_pooled", "cache_frames_unpooled"};
 
 static inline void shm_die(const char *fmt, ...)
 {

@@ -327,7 +327,9 @@ size_t agora_stats_json(char *buf, size_t size);
     X(COUNTER, cache_writebacks, "evicted copies whose writes went home first (diffs or whole pages)") \
     X(COUNTER, cache_writeback_bytes, "bytes of those write-backs (diffs, or pages under sc)") \
     X(PEAK, cache_resident_peak, "most copies of remote pages held at once (bounded by AGORA_CACHE or the kernel's mapping limit)") \
-    X(COUNTER, cache_home_reclaims, "sc: home pages taken back from readers and owners to bound the view's mappings")
+    X(COUNTER, cache_home_reclaims, "sc: home pages taken back from readers and owners to bound the view's mappings") \
+    X(COUNTER, cache_frames_pooled, "copies of remote pages mapped in from the cache's frame pool (AGORA_CACHE_FRAMES=pool)") \
+    X(COUNTER, cache_frames_unpooled, "copies installed at their own place because every frame of the pool was taken")
 
 #define AGORA_STATS_CTYPE_COUNTER uint64_t
 #define AGORA_STATS_CTYPE_PEAK uint64_t

@@ -35,6 +35,8 @@ enum class FetchMode { Auto, Messages, OneSided };
 // AGORA_CACHE_POLICY: which copy of a remote page the bounded cache gives up
 // first (src/memory/page_cache.h).
 enum class CachePolicy : uint8_t { Clock, Fifo };
+// AGORA_CACHE_FRAMES: where copies of remote pages live (runtime_frame_pool.cpp).
+enum class CacheFrames : uint8_t { Pool, Discard };
 // How a home learns which of its pages it wrote: the kernel's write
 // tracking where available (Auto), or write-protect traps.
 enum class HomeWritesMode { Auto, Trap };
@@ -70,6 +72,7 @@ struct Config {
   // as many as the kernel's mapping limit allows); AGORA_CACHE_POLICY.
   uint64_t cache_bytes = 0;
   CachePolicy cache_policy = CachePolicy::Clock;
+  CacheFrames cache_frames = CacheFrames::Pool;
   // Global pointers (docs/gptr.md).
   GptrScheme gptr_scheme = GptrScheme::OrderCache;  // AGORA_GPTR
   uint64_t gptr_segment_bytes = 256ull << 20;       // AGORA_GPTR_SEGMENT

@@ -35,6 +35,7 @@ class PageCache {
   size_t capacity() const { return capacity_; }
   size_t resident() const { return ring_.size(); }
   bool over() const { return bounded() && ring_.size() > capacity_; }
+  bool holds(PageId page) const { return where_.count(page) != 0; }  // resident
 
   // A remote page's application view changed to `access`.
   void note_access(PageId page, Access access);

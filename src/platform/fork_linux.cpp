@@ -14,13 +14,15 @@ namespace agora::platform {
 namespace {
 void (*g_child_hook)() = nullptr;
 int g_memory_fd = -1;  // the global memory object, closed in a child
+int g_pool_fd = -1;    // the cache's frame pool, likewise
 bool g_registered = false;
 
 void in_child() {
   // The child holding the descriptor would keep the job's memory alive
   // after the job ends.
   if (g_memory_fd >= 0) close(g_memory_fd);
-  g_memory_fd = -1;
+  if (g_pool_fd >= 0) close(g_pool_fd);
+  g_memory_fd = g_pool_fd = -1;
   if (g_child_hook) g_child_hook();
 }
 }  // namespace
@@ -37,9 +39,18 @@ bool vm_exclude_from_fork(const GlobalRange &range, std::string *error) {
   return true;
 }
 
+bool vm_exclude_pool_from_fork(const FramePool &pool, std::string *error) {
+  if (madvise(pool.view, pool.slots * pool.page, MADV_DONTFORK) != 0) {
+    *error = std::string("cannot keep the cache's frames out of fork() children (madvise): ") + std::strerror(errno);
+    return false;
+  }
+  g_pool_fd = pool.fd;
+  return true;
+}
+
 bool fork_child_hook_install(void (*child)(), std::string *error) {
   g_child_hook = child;
-  if (!child) g_memory_fd = -1;
+  if (!child) g_memory_fd = g_pool_fd = -1;
   if (g_registered || !child) return true;
   int rc = pthread_atfork(nullptr, nullptr, in_child);
   if (rc != 0) {

@@ -98,6 +98,27 @@ bool vm_discard(const GlobalRange &range, size_t offset, size_t len);
 // reading or for writing as its protection allows, instead of one kernel
 // fault per page at first touch. Only a hint: false if the kernel cannot.
 bool vm_populate(void *addr, size_t len, bool write);
+
+// The bounded cache's frames (frame_pool_linux.cpp, docs/cache.md): a second
+// memory object of `slots` pages whose memory stays allocated. A copy of a
+// remote page lives in a slot mapped over the page's place in the
+// application view, so an eviction and the next copy reuse memory instead
+// of giving it back and having the kernel allocate and zero it again.
+struct FramePool {
+  std::byte *view = nullptr;  // every slot, always read-write (the frames)
+  size_t slots = 0;
+  size_t page = 0;
+  int fd = -1;
+};
+bool frame_pool_open(size_t slots, size_t page, FramePool *out, std::string *error);
+void frame_pool_close(FramePool *pool);
+// Maps slots [first_slot, first_slot+count) over [addr, addr+count*page)
+// with `access`; kept out of fork() children like the views.
+bool frame_pool_map(const FramePool &pool, void *addr, size_t first_slot, size_t count, Access access);
+// Maps the range's memory object back over [addr, addr+len) at `offset`,
+// with no access and the flags it had (the reserved range's, or a program
+// window's), in place of pool slots.
+bool vm_map_back(const GlobalRange &range, void *addr, size_t len, uint64_t offset);
 // The most memory mappings a process may have (Linux: vm.max_map_count;
 // every stretch of pages with its own protection is one), or 0 if unknown
 // (vm_map_limit_linux.cpp).
@@ -114,6 +135,8 @@ void lazy_zero_free(std::byte *p, size_t bytes);
 // object's descriptor is closed in the child too), so it can neither change
 // the job's memory nor wait on a protocol whose ranks it is not part of.
 bool vm_exclude_from_fork(const GlobalRange &range, std::string *error);
+// The same for the cache's frame pool (its view; its descriptor is closed).
+bool vm_exclude_pool_from_fork(const FramePool &pool, std::string *error);
 // Runs child() first thing in the child of every later fork() (nullptr: no
 // hook). posix_spawn/vfork children share the memory image until they exec
 // and run no hook, so system() and popen() are unaffected.

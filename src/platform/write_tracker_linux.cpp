@@ -159,6 +159,19 @@ bool WriteTracker::register_whole(void *addr, size_t len, std::string *error) {
   return true;
 }
 
+bool WriteTracker::register_again(void *addr, size_t len, std::string *error) {
+  if (uffd_ < 0 || !inside_whole(addr, len)) return true;
+  uffdio_register reg{};
+  reg.range.start = (uintptr_t)addr;
+  reg.range.len = len;
+  reg.mode = UFFDIO_REGISTER_MODE_WP;
+  if (ioctl(uffd_, UFFDIO_REGISTER, &reg) != 0) {
+    *error = errno_text("UFFDIO_REGISTER");
+    return false;
+  }
+  return true;
+}
+
 bool WriteTracker::untrack(void *addr, size_t len, std::string *error) {
   if (uffd_ < 0) return true;
   if (inside_whole(addr, len)) {  // disarm, keep the registration (no split)

@@ -40,6 +40,10 @@ class WriteTracker {
   // mapping is never split page by page (each registered stretch apart from
   // its neighbours is a mapping of its own, vm.max_map_count; docs/cache.md).
   bool register_whole(void *addr, size_t len, std::string *error);
+  // [addr, addr+len) inside the whole was mapped anew (the cache's frame
+  // pool maps the memory back over an evicted copy): a new mapping is not
+  // registered, so register it again, arming nothing. No-op outside it.
+  bool register_again(void *addr, size_t len, std::string *error);
 
   struct Run {
     uintptr_t addr;  // page aligned

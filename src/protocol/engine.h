@@ -41,6 +41,11 @@ class EngineHost : public ComponentHost {
     (void)first;
     (void)count;
   }
+  // The engine is about to overwrite the whole frame of `page`, a copy
+  // that is not accessible here, and its bytes now are dead: the host may
+  // give the page another frame (the bounded cache's pool, docs/cache.md),
+  // so frame(page) may return another address, holding any bytes.
+  virtual void replacing_frame(PageId page) { (void)page; }
   virtual Rank home_of(PageId page) const = 0;
   // At the home: is the page part of a live allocation? (Catches accesses to
   // freed or never-allocated memory in another rank's arena.)
@@ -234,6 +239,15 @@ class ProtocolEngine {
     (void)page;
     return Eviction::Busy;
   }
+  // Does the frame of `page`, a copy not accessible here, hold bytes the
+  // engine will use again (a dirty copy's unsent writes, kept for 2-way
+  // diffing)? If not, the host may take the frame away (the bounded cache's
+  // pool): frame(page) may then return another address, holding any bytes.
+  // The host asks between engine calls only.
+  virtual bool frame_in_use(PageId page) const {
+    (void)page;
+    return true;
+  }
   // The host's batch of evict calls is over (it calls this before any other
   // engine call): write-backs evict queued leave now, one message per home.
   virtual void end_evictions() {}
@@ -293,8 +307,10 @@ struct EngineOptions {
   // sending its writes home; sc evicts a read copy while its upgrade to
   // write is in flight (the home then grants write without the page);
   // hlrc/regc fetch an evicted dirty copy again before the home has its
-  // writes (a one-sided read overtakes the write-back).
-  enum class CacheMutation { None, DropDirty, EvictPending, RefetchBeforeWriteBack };
+  // writes (a one-sided read overtakes the write-back); hlrc/regc let the
+  // host take the frame of an invalidated dirty copy (frame_in_use), losing
+  // the writes it keeps for the next copy.
+  enum class CacheMutation { None, DropDirty, EvictPending, RefetchBeforeWriteBack, DirtyFrameTaken };
   CacheMutation cache_mutation = CacheMutation::None;
 };
 

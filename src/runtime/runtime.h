@@ -45,6 +45,7 @@
 #include "gptr/gptr_engine.h"
 #include "memory/address_space.h"
 #include "memory/arena_allocator.h"
+#include "memory/frame_slots.h"
 #include "memory/page_cache.h"
 #include "platform/platform.h"
 #include "platform/write_tracker_linux.h"
@@ -96,6 +97,7 @@ class Runtime final : public EngineHost {
   void set_access(PageId page, Access access) override;
   void set_access_run(PageId first, PageId count, Access access) override;
   std::byte *frame(PageId page) override;
+  void replacing_frame(PageId page) override;
   void filling_frames(PageId first, PageId count) override;
   Rank home_of(PageId page) const override { return space_->home_of(page); }
   bool page_allocated(PageId page) const override;
@@ -337,6 +339,18 @@ class Runtime final : public EngineHost {
   // stretch of consecutive addresses.
   void protect_run(PageId first, PageId count, Access access);
 
+  // ---- the cache's frame pool (runtime_frame_pool.cpp) ----
+  void open_frame_pool(uint64_t cache_pages);  // init, by open_cache
+  void close_frame_pool();
+  bool pool_frames_held() const;
+  // protect_run for a stretch of consecutive addresses while slots are held.
+  void protect_pooled(PageId first, PageId count, Access access);
+  // lock_ held, between engine calls: the slots of `pages` (sorted) go back;
+  // the pages that held none are appended to *unpooled.
+  void release_frames(const std::vector<PageId> &pages, std::vector<PageId> *unpooled);
+  void release_unused_frames();
+  void forget_frames(PageId first, PageId count);  // freed pages
+
   // ---- one-sided reads (runtime_one_sided.cpp) ----
   // init: the metadata (before the engine, which may ask for home_meta), then
   // the windows (collective; after program mode has grown the service view).
@@ -398,6 +412,11 @@ class Runtime final : public EngineHost {
   // waits in deferred_none_ and is applied with its neighbours', in runs.
   bool defer_clean_eviction_ = false;
   std::vector<PageId> deferred_none_;
+  // The frame pool: its memory, which page holds which slot, and the pooled
+  // copies closed since the last trim (runtime_frame_pool.cpp).
+  platform::FramePool frame_pool_;
+  std::optional<FrameSlots> frame_slots_;
+  std::vector<PageId> closed_copies_;
   std::optional<LockService> locks_;
   std::optional<BarrierService> barrier_;
   std::optional<ReduceService> reduce_;

@@ -3,8 +3,9 @@
 // protection change of a page homed elsewhere passes through
 // set_access_run), and when it evicts (between engine calls: after each
 // protocol message and each completed one-sided read, the only events that
-// install copies). An evicted page's frame is discarded: the memory goes
-// back to the system, and the view's mappings merge again.
+// install copies). An evicted copy's frame goes back to the frame pool
+// (runtime_frame_pool.cpp) or, outside it, is discarded: the memory goes
+// back to the system. Either way the view's mappings merge again.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -58,6 +59,7 @@ bool Runtime::open_cache(std::string *error) {
   }
   if (pages == 0) return true;
   cache_.emplace(pages, config_.cache_policy, std::max<size_t>(16, pages / 4));
+  open_frame_pool(pages);
   log_debug("cache of remote pages: %llu pages (%s), policy %s", (unsigned long long)pages,
             config_.cache_bytes ? "AGORA_CACHE" : "vm.max_map_count",
             config_.cache_policy == CachePolicy::Clock ? "clock" : "fifo");
@@ -71,6 +73,9 @@ void Runtime::cache_note(PageId first, PageId count, Access access) {
   for (PageId p = first; p < first + count; ++p) {
     if (space_->home_of(p) != me) {
       if (cache_) cache_->note_access(p, access);
+      // A pooled copy closed: its slot may go back (release_unused_frames).
+      if (access == Access::None && frame_slots_ && frame_slots_->slot_of(p) != FrameSlots::kNone)
+        closed_copies_.push_back(p);
     } else if (home_apart_) {
       home_apart_->note_access(p, access != home ? Access::Read : Access::None);
       if (access == home) reclaiming_.erase(p);
@@ -80,6 +85,7 @@ void Runtime::cache_note(PageId first, PageId count, Access access) {
 }
 
 void Runtime::cache_forget(PageId first, PageId count) {
+  forget_frames(first, count);
   for (PageId p = first; p < first + count; ++p) {
     if (cache_) cache_->note_access(p, Access::None);
     if (home_apart_) home_apart_->note_access(p, Access::None);
@@ -103,6 +109,7 @@ void Runtime::cache_trim() {
       }
     }
   }
+  if (frame_slots_) release_unused_frames();
   if (!cache_ || !cache_->over()) return;
   const size_t page = page_size();
   // Once over, a batch goes below the bound, so that the protection changes
@@ -123,6 +130,11 @@ void Runtime::cache_trim() {
     if (e != ProtocolEngine::Eviction::Busy) gone.push_back(victim);
   }
   engine_->end_evictions();
+  // Pooled copies among them are closed by mapping the memory file back.
+  if (pool_frames_held())
+    deferred_none_.erase(std::remove_if(deferred_none_.begin(), deferred_none_.end(),
+                                        [&](PageId p) { return frame_slots_->mapped(p); }),
+                         deferred_none_.end());
   std::sort(deferred_none_.begin(), deferred_none_.end());
   for (size_t i = 0; i < deferred_none_.size();) {
     size_t j = i + 1;
@@ -131,8 +143,14 @@ void Runtime::cache_trim() {
     i = j;
   }
   deferred_none_.clear();
-  // The engine took what it needed from the frames: give their memory back.
+  // The engine took what it needed from the frames: slots go back to the
+  // pool, other frames' memory to the system.
   std::sort(gone.begin(), gone.end());
+  if (frame_slots_) {
+    std::vector<PageId> unpooled;
+    release_frames(gone, &unpooled);
+    gone.swap(unpooled);
+  }
   for (size_t i = 0; i < gone.size();) {
     size_t j = i + 1;
     while (j < gone.size() && gone[j] == gone[j - 1] + 1) ++j;

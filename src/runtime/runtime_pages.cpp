@@ -21,14 +21,18 @@ void Runtime::set_access_run(PageId first, PageId count, Access access) {
   protect_run(first, count, access);
 }
 
-void Runtime::protect_run(PageId first, PageId count, Access access) {  for (PageId p = first; p < first + count;) {
+void Runtime::protect_run(PageId first, PageId count, Access access) {
+  const bool pooled = pool_frames_held();
+  for (PageId p = first; p < first + count;) {
     // Consecutive pages are consecutive addresses except across program
     // mode's windows of the executable: one change per stretch.
     const uintptr_t start = space_->addr_of(p);
     PageId n = 1;
     while (p + n < first + count && space_->addr_of(p + n) == start + n * page_size()) ++n;
     for (PageId q = p; q < p + n; ++q) observe_access(q, access);
-    if (!platform::vm_protect((void *)start, n * page_size(), access)) {
+    if (pooled) {
+      protect_pooled(p, n, access);  // copies in the frame pool are mapped in
+    } else if (!platform::vm_protect((void *)start, n * page_size(), access)) {
       const int err = errno;
       fatal("mprotect of %llu page(s) at %p to %s failed: %s%s", (unsigned long long)n, (void *)start,
             access_name(access), std::strerror(err), err == ENOMEM ? map_limit_advice().c_str() : "");
@@ -37,13 +41,13 @@ void Runtime::protect_run(PageId first, PageId count, Access access) {  for (Pag
   }
 }
 
-std::byte *Runtime::frame(PageId page) { return range_.service_view + page * page_size(); }
-
 void Runtime::filling_frames(PageId first, PageId count) {
   // Discarded frames (an evicted copy) are allocated again by the copy in:
   // one call for the run instead of a kernel fault per page (docs/cache.md).
   // A page of the run the engine then drops (a stale reply, rare) keeps its
   // frame until it is fetched and evicted again or freed.
+  // Copies that will take pool slots need nothing allocated.
+  if (frame_slots_ && frame_slots_->free_slots() >= count) return;
   if (count > 1) platform::vm_populate(frame(first), count * page_size(), true);
 }
 

@@ -239,6 +239,7 @@ int Runtime::stop_transport() {
   platform::fork_child_hook_install(nullptr, &ignored);
   write_tracker_.close();
   platform::vm_release(&range_);
+  close_frame_pool();
   return 0;
 }
 

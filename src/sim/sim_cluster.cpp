@@ -19,6 +19,8 @@ void SimCluster::evict_now() {
   // evicted at random.
   if (options_.cache_pages)
     for (auto &n : nodes_) n->trim_cache();
+  if (options_.frames_move)
+    for (auto &n : nodes_) n->take_unused_frames();
   if (options_.evict_chance > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < options_.evict_chance) {
     Rank r = (Rank)(rng_() % nodes_.size());
     nodes_[r]->evict_random(rng_());

@@ -103,8 +103,31 @@ Access SimNode::access(PageId page) const {
 
 void SimNode::set_access(PageId page, Access access) {
   if (cache_.bounded() && home_of(page) != rank_) cache_.note_access(page, access);
+  if (options_.frames_move && access == Access::None && home_of(page) != rank_) closed_copies_.push_back(page);
   if (options_.ignore_downgrades && access < this->access(page)) return;
   view_[page] = (uint8_t)access;
+}
+
+void SimNode::move_frame(PageId page) {
+  std::memset(frame(page), SimOptions::kMovedByte ^ moves_++, page_size());
+}
+
+void SimNode::replacing_frame(PageId page) {
+  if (!options_.frames_move || home_of(page) == rank_ || access(page) != Access::None) return;
+  move_frame(page);
+  stats_.cache_frames_pooled++;
+}
+
+void SimNode::take_unused_frames() {
+  std::sort(closed_copies_.begin(), closed_copies_.end());
+  closed_copies_.erase(std::unique(closed_copies_.begin(), closed_copies_.end()), closed_copies_.end());
+  std::vector<PageId> kept;
+  for (PageId page : closed_copies_) {
+    if (access(page) != Access::None || home_of(page) == rank_) continue;  // open again, or homed here now
+    if (engine_->frame_in_use(page)) kept.push_back(page);  // asked again next time
+    else move_frame(page);
+  }
+  closed_copies_.swap(kept);
 }
 
 bool SimNode::evict(PageId page) {
@@ -136,6 +159,11 @@ bool SimNode::evict_random(uint64_t pick) {
 
 void SimNode::reset_view(PageId first, PageId count) {
   for (PageId p = first; p < first + count; ++p) cache_.note_access(p, Access::None);  // no copy of a new or freed page
+  // As the runtime's cache_forget: a freed page's frame leaves the pool
+  // (its bytes are the zeroes the free leaves, not taken later).
+  closed_copies_.erase(std::remove_if(closed_copies_.begin(), closed_copies_.end(),
+                                      [&](PageId p) { return p - first < count; }),
+                       closed_copies_.end());
   std::fill(view_.begin() + first, view_.begin() + first + count, kUnset);
 }
 

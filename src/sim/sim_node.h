@@ -55,6 +55,7 @@ class SimNode final : public EngineHost {
   size_t page_size() const override;
   void set_access(PageId page, Access access) override;
   std::byte *frame(PageId page) override { return &frames_[page * page_size()]; }
+  void replacing_frame(PageId page) override;
   Rank home_of(PageId page) const override;
   bool page_allocated(PageId page) const override;
   bool sole_application_thread() const override;
@@ -105,6 +106,10 @@ class SimNode final : public EngineHost {
   // below the number of pages); false if the page it lands on holds none.
   bool evict_random(uint64_t pick);
   const PageCache &cache() const { return cache_; }
+  // As the runtime's frame pool between engine calls: the frames of copies
+  // that became inaccessible and that the engine does not need are taken
+  // (overwritten, SimOptions::frames_move).
+  void take_unused_frames();
 
  private:
   // Asks the engine to evict `page`; discards the frame if it went.
@@ -121,6 +126,8 @@ class SimNode final : public EngineHost {
   int free_local(uint64_t offset);
   // A one-sided reader marked this home page shared.
   void mark_shared(PageId page);
+  // Overwrites a frame as a move to another frame leaves it.
+  void move_frame(PageId page);
 
   SimCluster &cluster_;
   const SimOptions &options_;
@@ -129,6 +136,8 @@ class SimNode final : public EngineHost {
   uint64_t messages_in_ = 0;  // watch messages excluded, as the runtime counts
   std::vector<std::byte> frames_;
   std::vector<uint8_t> view_;
+  std::vector<PageId> closed_copies_;  // remote pages set to no access since take_unused_frames
+  uint8_t moves_ = 0;
   Access home_access_ = Access::None;
   std::unique_ptr<ProtocolEngine> engine_;
   // What the thread and memory services call, when a fault is injected there.

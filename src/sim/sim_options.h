@@ -66,6 +66,15 @@ struct SimOptions {
   CachePolicy cache_policy = CachePolicy::Clock;
   double evict_chance = 0;
   static constexpr uint8_t kEvictedByte = 0xee;
+  // The runtime's frame pool (docs/cache.md) moves frames: a copy the
+  // engine is about to overwrite whole may get another frame
+  // (EngineHost::replacing_frame), and an inaccessible copy whose frame the
+  // engine does not need (ProtocolEngine::frame_in_use) loses it between
+  // engine calls. A node models both by overwriting the frame with
+  // kMovedByte (varied per move), so a protocol that relied on those bytes
+  // reads values nobody wrote.
+  bool frames_move = true;
+  static constexpr uint8_t kMovedByte = 0x5a;
   // The hang watch's periods, in the simulated seconds the test ticks it with.
   HangWatch::Options watch;
 

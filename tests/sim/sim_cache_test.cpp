@@ -131,10 +131,11 @@ void expect_correct_under_eviction(const std::string &protocol, uint64_t seeds) 
                       << " ./sim_tests --gtest_filter='SimCache.*'";
     totals.combine(r.totals);
   }
-  std::printf("[ figures  ] %s: %llu seeds, %llu evictions, %llu write-backs (%llu bytes), %llu pages fetched\n",
+  std::printf("[ figures  ] %s: %llu seeds, %llu evictions, %llu write-backs (%llu bytes), %llu pages fetched, "
+              "%llu into moved frames\n",
               protocol.c_str(), (unsigned long long)seeds, (unsigned long long)totals.cache_evictions,
               (unsigned long long)totals.cache_writebacks, (unsigned long long)totals.cache_writeback_bytes,
-              (unsigned long long)totals.pages_fetched);
+              (unsigned long long)totals.pages_fetched, (unsigned long long)totals.cache_frames_pooled);
   if (seeds < 50) return;  // a replay
   // The runs really evicted, clean and dirty copies alike.
   EXPECT_GT(totals.cache_evictions, seeds * 5);
@@ -164,6 +165,13 @@ TEST(SimCache, RegcPageCorrectUnderEvictions) { expect_correct_under_eviction("r
 
 TEST(SimCache, CheckersCatchDirtyCopiesDroppedWithoutWriteBack) {
   for (const char *p : {"sc", "hlrc", "regc", "regc-page"}) expect_caught(p, Mutation::DropDirty, "DropDirty", 100, 20);
+}
+// The frame pool (SimOptions::frames_move): an invalidated dirty copy's
+// frame taken as if the engine no longer needed it loses the writes the
+// next copy must keep.
+TEST(SimCache, CheckersCatchDirtyFramesTaken) {
+  for (const char *p : {"hlrc", "regc", "regc-page"})
+    expect_caught(p, Mutation::DirtyFrameTaken, "DirtyFrameTaken", 200, 5);
 }
 TEST(SimCache, ScCheckerCatchesReadCopyEvictedUnderItsUpgrade) {
   expect_caught("sc", Mutation::EvictPending, "EvictPending", 100, 10);

@@ -73,6 +73,7 @@ class HlrcEngine final : public ProtocolEngine {
   void flush_all(std::function<void()> done) override;
   Eviction evict(PageId page) override;
   void end_evictions() override;
+  bool frame_in_use(PageId page) const override;
 
   // Most pages one fetch (message or one-sided read) may ask for.
   static constexpr uint64_t kMaxFetchRun = 4096;

@@ -33,6 +33,11 @@ ProtocolEngine::Eviction HlrcEngine::evict(PageId page) {
 
 void HlrcEngine::end_evictions() { writebacks_.send(host_, kWriteBack); }
 
+bool HlrcEngine::frame_in_use(PageId page) const {
+  return page_copy_frame_in_use(pages_, host_, page,
+                                options_.cache_mutation == EngineOptions::CacheMutation::DirtyFrameTaken);
+}
+
 void HlrcEngine::home_apply_writebacks(const MsgHeader &m, Payload p) {
   WriteBackBatches::serve(host_, m, p, kWriteBackAck, "hlrc", [&](PageId page, const std::byte *diff, size_t size) {
     if (!is_home(page))

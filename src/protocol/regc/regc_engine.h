@@ -80,6 +80,7 @@ class RegcEngine final : public ProtocolEngine {
   void flush_all(std::function<void()> done) override;
   Eviction evict(PageId page) override;
   void end_evictions() override;
+  bool frame_in_use(PageId page) const override;
 
   static constexpr size_t kOrdinaryUpdateMax = 256;
   // Most pages one fetch asks for (a miss and the pages fetched along).

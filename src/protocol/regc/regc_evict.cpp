@@ -35,6 +35,11 @@ ProtocolEngine::Eviction RegcEngine::evict(PageId page) {
 
 void RegcEngine::end_evictions() { writebacks_.send(host_, kWriteBack); }
 
+bool RegcEngine::frame_in_use(PageId page) const {
+  return page_copy_frame_in_use(pages_, host_, page,
+                                options_.cache_mutation == EngineOptions::CacheMutation::DirtyFrameTaken);
+}
+
 void RegcEngine::home_apply_writebacks(const MsgHeader &m, Payload p) {
   WriteBackBatches::serve(host_, m, p, kWriteBackAck, name(), [&](PageId page, const std::byte *diff, size_t size) {
     if (!is_home(page))

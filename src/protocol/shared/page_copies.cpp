@@ -55,13 +55,13 @@ bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Wa
 
 void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::byte *data,
                        std::vector<PageId> *dirty, bool twin_home, AccessRuns *runs) {
-  std::byte *frame = host.frame(page);
   const size_t size = host.page_size();
   if (s.dirty) {
-    page_refresh_keeping_writes(frame, s.twin.data(), data, size);
+    page_refresh_keeping_writes(host.frame(page), s.twin.data(), data, size);
     s.access = Access::Write;
   } else {
-    std::memcpy(frame, data, size);
+    host.replacing_frame(page);  // the frame's bytes are dead: the host may move it
+    std::memcpy(host.frame(page), data, size);
     s.access = Access::Read;
   }
   s.fetching = false;

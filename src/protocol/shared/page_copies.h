@@ -78,6 +78,17 @@ bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Wa
 void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::byte *data,
                        std::vector<PageId> *dirty, bool twin_home, AccessRuns *runs = nullptr);
 
+// ProtocolEngine::frame_in_use for these protocols: only a dirty copy's
+// frame (its unsent writes, merged into the next copy fetched) outlives its
+// access. `mutation` (the tester's planted bug): no frame is kept.
+template <typename State>
+bool page_copy_frame_in_use(const std::unordered_map<PageId, State> &pages, const EngineHost &host, PageId page,
+                            bool mutation = false) {
+  if (host.home_of(page) == host.rank()) return true;
+  auto it = pages.find(page);
+  return it != pages.end() && it->second.dirty && !mutation;
+}
+
 // A copy made dirty only by write_ahead whose frame still equals its twin:
 // no thread wrote it, so there is nothing to send or announce. Clears its
 // dirty state (and twin) and returns true; false otherwise.

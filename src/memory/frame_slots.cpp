@@ -1,0 +1,52 @@
+#include "memory/frame_slots.h"
+
+#include <algorithm>
+
+namespace agora {
+
+FrameSlots::FrameSlots(uint32_t slots) : owner_(slots, kFree), free_(slots) {}
+
+void FrameSlots::set_mapped(PageId page, bool mapped) {
+  auto it = pages_.find(page);
+  if (it != pages_.end()) it->second.mapped = mapped;
+}
+
+uint32_t FrameSlots::assign(PageId page) {
+  if (free_ == 0 || pages_.count(page)) return kNone;
+  uint32_t slot = kNone;
+  auto before = page > 0 ? pages_.find(page - 1) : pages_.end();
+  if (before != pages_.end() && before->second.slot + 1 < owner_.size() && owner_[before->second.slot + 1] == kFree)
+    slot = before->second.slot + 1;
+  for (uint32_t i = 0; slot == kNone; ++i) {  // a free slot exists: ends within one turn
+    const uint32_t s = (cursor_ + i) % (uint32_t)owner_.size();
+    if (owner_[s] == kFree) slot = s;
+  }
+  owner_[slot] = page;
+  pages_[page] = Held{slot, false};
+  cursor_ = (slot + 1) % (uint32_t)owner_.size();
+  --free_;
+  return slot;
+}
+
+bool FrameSlots::release(PageId page) {
+  auto it = pages_.find(page);
+  if (it == pages_.end()) return false;
+  owner_[it->second.slot] = kFree;
+  pages_.erase(it);
+  ++free_;
+  return true;
+}
+
+void FrameSlots::held_in(PageId first, PageId count, std::vector<PageId> *out) const {
+  const size_t before = out->size();
+  if (count <= pages_.size()) {  // whichever is shorter: the range or the pages held
+    for (PageId p = first; p < first + count; ++p)
+      if (pages_.count(p)) out->push_back(p);
+    return;
+  }
+  for (const auto &held : pages_)
+    if (held.first - first < count) out->push_back(held.first);
+  std::sort(out->begin() + before, out->end());
+}
+
+}  // namespace agora

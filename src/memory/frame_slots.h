@@ -1,0 +1,57 @@
+// Which slot of the bounded cache's frame pool holds each pooled copy of a
+// remote page, and which slots are free (docs/cache.md). Bookkeeping only:
+// the runtime maps the slots (platform::frame_pool_map); the simulator
+// models what moving a frame does to its bytes (SimNode::replacing_frame).
+#pragma once
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "common/types.h"
+
+namespace agora {
+
+class FrameSlots {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  explicit FrameSlots(uint32_t slots);
+  uint32_t capacity() const { return (uint32_t)owner_.size(); }
+  uint32_t free_slots() const { return free_; }
+  bool any_held() const { return !pages_.empty(); }
+
+  // The page's slot, or kNone.
+  uint32_t slot_of(PageId page) const {
+    auto it = pages_.find(page);
+    return it == pages_.end() ? kNone : it->second.slot;
+  }
+  // Whether the application view maps the page's slot (else it maps the
+  // page's own place in the memory file, with no access).
+  bool mapped(PageId page) const {
+    auto it = pages_.find(page);
+    return it != pages_.end() && it->second.mapped;
+  }
+  void set_mapped(PageId page, bool mapped);
+  // Gives `page`, which holds none, a slot: the one after its predecessor's
+  // if that is free, so that a run's copies take consecutive slots and map
+  // in one call; else the next free one after the last given (next fit,
+  // which hands out consecutive slots again after evictions free runs).
+  // kNone if every slot is taken.
+  uint32_t assign(PageId page);
+  // Frees the page's slot; false if it held none.
+  bool release(PageId page);
+  // Appends the pages of [first, first+count) holding a slot, in order.
+  void held_in(PageId first, PageId count, std::vector<PageId> *out) const;
+
+ private:
+  static constexpr PageId kFree = ~PageId(0);
+  struct Held {
+    uint32_t slot;
+    bool mapped;
+  };
+  std::unordered_map<PageId, Held> pages_;
+  std::vector<PageId> owner_;  // by slot: the page, or kFree
+  uint32_t free_;
+  uint32_t cursor_ = 0;  // where the next-fit search starts
+};
+
+}  // namespace agora
