@@ -12,9 +12,11 @@
  *              so the kernel allocates and zeroes each again at first touch;
  *   populated: as discarded, the run's frames allocated in one call first
  *              (MADV_POPULATE_WRITE, as the runtime does: filling_frames);
- *   pooled:    what a redesign would cost: the run's copy goes into frames of
- *              a fixed pool that stay allocated, mapped over the run's place
- *              in the application view (mmap MAP_FIXED of the pool file);
+ *   pooled:    the frame pool's (AGORA_CACHE_FRAMES=pool): the run's copy
+ *              goes into frames of a fixed pool that stay allocated, mapped
+ *              over the run's place in the application view (mmap MAP_FIXED
+ *              of the pool file); pooled_populated: with MAP_POPULATE, the
+ *              run's page table filled by the mmap instead of a fault each;
  * and evicting them: close each run of 64 (mprotect PROT_NONE) and punch it
  * (evict), or map the memory file back over a pooled run (evict_pooled).
  * Each figure is the best of REPEATS passes over PAGES pages, in us per page.
@@ -72,25 +74,28 @@ int main(int argc, char **argv)
     char *pool = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, pool_fd, 0);
     if (pool == MAP_FAILED) die("mmap");
     memset(pool, 1, size);
-    const char *names[] = {"resident", "discarded", "populated", "pooled"};
-    double install[4] = {1e9, 1e9, 1e9, 1e9}, evict = 1e9, evict_pooled = 1e9;
+    const char *names[] = {"resident", "discarded", "populated", "pooled", "pooled_populated"};
+    double install[5] = {1e9, 1e9, 1e9, 1e9, 1e9}, evict = 1e9, evict_pooled = 1e9;
     for (int rep = 0; rep < repeats; ++rep) {
-        double p0 = now();
-        for (size_t r = 0; r < pages; r += RUN) {
-            memcpy(pool + r * PAGE, source, RUN * PAGE);
-            if (mmap(app + r * PAGE, RUN * PAGE, PROT_READ, MAP_SHARED | MAP_FIXED, pool_fd, (off_t)(r * PAGE)) ==
-                MAP_FAILED)
-                die("mmap");
-            for (size_t i = 0; i < RUN; ++i) sink += app[(r + i) * PAGE];
+        for (int populate = 0; populate < 2; ++populate) {
+            double p0 = now();
+            for (size_t r = 0; r < pages; r += RUN) {
+                memcpy(pool + r * PAGE, source, RUN * PAGE);
+                if (mmap(app + r * PAGE, RUN * PAGE, PROT_READ, MAP_SHARED | MAP_FIXED | (populate ? MAP_POPULATE : 0),
+                         pool_fd, (off_t)(r * PAGE)) == MAP_FAILED)
+                    die("mmap");
+                for (size_t i = 0; i < RUN; ++i) sink += app[(r + i) * PAGE];
+            }
+            double pt = (now() - p0) / (double)pages;
+            if (pt < install[3 + populate]) install[3 + populate] = pt;
+            p0 = now();
+            for (size_t r = 0; r < pages; r += RUN)
+                if (mmap(app + r * PAGE, RUN * PAGE, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, (off_t)(r * PAGE)) ==
+                    MAP_FAILED)
+                    die("mmap");
+            pt = (now() - p0) / (double)pages;
+            if (pt < evict_pooled) evict_pooled = pt;
         }
-        double pt = (now() - p0) / (double)pages;
-        if (pt < install[3]) install[3] = pt;
-        p0 = now();
-        for (size_t r = 0; r < pages; r += RUN)
-            if (mmap(app + r * PAGE, RUN * PAGE, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, (off_t)(r * PAGE)) == MAP_FAILED)
-                die("mmap");
-        pt = (now() - p0) / (double)pages;
-        if (pt < evict_pooled) evict_pooled = pt;
         for (int mode = 0; mode < 3; ++mode) {
             if (mode == 0) memset(service, 1, size); /* every frame allocated */
             else if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)size) != 0)
@@ -119,7 +124,7 @@ int main(int argc, char **argv)
     }
     printf("{\"program\": \"frame_cost\", \"pages\": %zu, \"repeats\": %d, \"run\": %d, \"us_per_page\": {", pages,
            repeats, RUN);
-    for (int mode = 0; mode < 4; ++mode) printf("\"install_%s\": %.3f, ", names[mode], install[mode] * 1e6);
+    for (int mode = 0; mode < 5; ++mode) printf("\"install_%s\": %.3f, ", names[mode], install[mode] * 1e6);
     printf("\"evict\": %.3f, \"evict_pooled\": %.3f}}\n", evict * 1e6, evict_pooled * 1e6);
     return sink == 42 ? 1 : 0; /* keeps the reads */
 }

@@ -65,7 +65,7 @@ struct Config {
   bool debug = false;                   // AGORA_DEBUG
   uint32_t threads_per_rank = 1;        // AGORA_THREADS_PER_RANK: agora_thread_create placement
   IntervalPolicy intervals = IntervalPolicy::Lazy;  // AGORA_INTERVALS (hlrc): lazy or aggressive
-  uint32_t prefetch = 16;               // AGORA_PREFETCH: most pages fetched ahead of a sequential miss (0: off)
+  uint32_t prefetch = 63;               // AGORA_PREFETCH: most pages fetched ahead of a sequential miss (0: off)
   RefreshMode refresh = RefreshMode::On;  // AGORA_REFRESH (hlrc): refetch hot pages at barrier end
   FlushMode flush = FlushMode::Observer;  // AGORA_FLUSH: observer or basic region flush
   // AGORA_CACHE: most bytes of remote pages a rank keeps copies of (0, unset:

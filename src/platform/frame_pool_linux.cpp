@@ -57,12 +57,10 @@ bool frame_pool_map(const FramePool &pool, void *addr, size_t first_slot, size_t
     errno = EINVAL;
     return false;
   }
-  const size_t len = count * pool.page;
-  if (mmap(addr, len, prot_of(access), MAP_SHARED | MAP_FIXED | MAP_NORESERVE, pool.fd,
-           (off_t)(first_slot * pool.page)) == MAP_FAILED)
-    return false;
-  // As the views: a fork() child must not share this rank's copies.
-  return madvise(addr, len, MADV_DONTFORK) == 0;
+  // Not MADV_DONTFORK: a fork() child replaces the whole application view
+  // (fork_linux.cpp), and one system call per run is what the pool saves.
+  return mmap(addr, count * pool.page, prot_of(access), MAP_SHARED | MAP_FIXED | MAP_NORESERVE, pool.fd,
+              (off_t)(first_slot * pool.page)) != MAP_FAILED;
 }
 
 bool vm_map_back(const GlobalRange &range, void *addr, size_t len, uint64_t offset) {
@@ -70,8 +68,7 @@ bool vm_map_back(const GlobalRange &range, void *addr, size_t len, uint64_t offs
   // for a program window), so that the kernel merges the mappings again.
   const bool in_range = (std::byte *)addr >= range.app_view && (std::byte *)addr < range.app_view + range.size;
   const int flags = MAP_SHARED | MAP_FIXED | (in_range ? MAP_NORESERVE : 0);
-  if (mmap(addr, len, PROT_NONE, flags, range.fd, (off_t)offset) == MAP_FAILED) return false;
-  return !in_range || madvise(addr, len, MADV_DONTFORK) == 0;  // windows are not kept from children
+  return mmap(addr, len, PROT_NONE, flags, range.fd, (off_t)offset) != MAP_FAILED;
 }
 
 }  // namespace agora::platform

@@ -131,9 +131,12 @@ uint64_t vm_map_count();
 std::byte *lazy_zero_alloc(size_t bytes, std::string *error);
 void lazy_zero_free(std::byte *p, size_t bytes);
 
-// A child made by fork() gets neither view (MADV_DONTFORK; the memory
-// object's descriptor is closed in the child too), so it can neither change
+// A child made by fork() gets neither view (the service view is
+// MADV_DONTFORK; the application view, into which the frame pool maps, is
+// replaced by inaccessible anonymous memory first thing in the child; the
+// memory object's descriptor is closed there too), so it can neither change
 // the job's memory nor wait on a protocol whose ranks it is not part of.
+// Needs fork_child_hook_install.
 bool vm_exclude_from_fork(const GlobalRange &range, std::string *error);
 // The same for the cache's frame pool (its view; its descriptor is closed).
 bool vm_exclude_pool_from_fork(const FramePool &pool, std::string *error);
