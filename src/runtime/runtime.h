@@ -333,6 +333,8 @@ class Runtime final : public EngineHost {
   void cache_note(PageId first, PageId count, Access access);
   // lock_ held, between engine calls: evict until within the bound.
   void cache_trim();
+  // Sorts `pages` and changes their protection, one call per run.
+  void protect_in_runs(std::vector<PageId> *pages, Access access);
   // lock_ held: pages [first, first+count) were freed: no copies, no home pages apart.
   void cache_forget(PageId first, PageId count);
   // The protection change itself (runtime_pages.cpp), one mprotect per

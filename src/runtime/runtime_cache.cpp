@@ -93,6 +93,16 @@ void Runtime::cache_forget(PageId first, PageId count) {
   }
 }
 
+void Runtime::protect_in_runs(std::vector<PageId> *pages, Access access) {
+  std::sort(pages->begin(), pages->end());
+  for (size_t i = 0; i < pages->size();) {
+    size_t j = i + 1;
+    while (j < pages->size() && (*pages)[j] == (*pages)[j - 1] + 1) ++j;
+    protect_run((*pages)[i], j - i, access);
+    i = j;
+  }
+}
+
 void Runtime::cache_trim() {
   // Home pages first: a reclaim finishes later (the readers' acks), so
   // those under way count as gone.
@@ -116,32 +126,45 @@ void Runtime::cache_trim() {
   // and frame discards come in runs (a sweep evicts in install order).
   const size_t target = cache_->capacity() - std::min<size_t>(cache_->capacity() / 16, kTrimBatch);
   std::vector<PageId> gone;
-  // Busy copies (in flight, waited on) are passed over: at most two passes.
+  // The batch is chosen first, and its written copies are made read-only
+  // in runs, so that every victim's protection change can wait and go with
+  // its neighbours': until then threads read valid data and cannot write
+  // (a written copy must not change while the engine takes its diff). On a
+  // sweep that writes (STREAM's a[]) this saves an mprotect per written copy.
+  std::vector<PageId> batch, downgraded;
+  while (batch.size() < cache_->resident() - target) {
+    PageId victim;
+    if (!cache_->propose(&victim) || std::find(batch.begin(), batch.end(), victim) != batch.end()) break;
+    batch.push_back(victim);
+    if (engine_->local_access(victim) == Access::Write) downgraded.push_back(victim);
+  }
+  protect_in_runs(&downgraded, Access::Read);
+  defer_clean_eviction_ = true;
+  for (PageId victim : batch) {
+    if (engine_->evict(victim) != ProtocolEngine::Eviction::Busy) {
+      gone.push_back(victim);
+    } else if (std::binary_search(downgraded.begin(), downgraded.end(), victim) &&
+               engine_->local_access(victim) == Access::Write) {
+      protect_run(victim, 1, Access::Write);  // stays: writable again
+    }
+  }
+  // Busy copies (in flight, waited on) are passed over: then one at a
+  // time, at most two passes. A clean copy's protection change may still
+  // wait; a written copy is protected at once, before the engine takes its diff.
   for (size_t tries = 2 * cache_->resident() + 2; cache_->resident() > target && tries > 0; --tries) {
     PageId victim;
     if (!cache_->propose(&victim)) break;
-    // A clean copy (read access: a written one has write access, or none)
-    // may lose its protection a little later, with its neighbours: until
-    // then threads read valid data and cannot write. A written copy is
-    // protected at once, before the engine takes its diff.
     defer_clean_eviction_ = engine_->local_access(victim) == Access::Read;
-    const ProtocolEngine::Eviction e = engine_->evict(victim);
-    defer_clean_eviction_ = false;
-    if (e != ProtocolEngine::Eviction::Busy) gone.push_back(victim);
+    if (engine_->evict(victim) != ProtocolEngine::Eviction::Busy) gone.push_back(victim);
   }
+  defer_clean_eviction_ = false;
   engine_->end_evictions();
   // Pooled copies among them are closed by mapping the memory file back.
   if (pool_frames_held())
     deferred_none_.erase(std::remove_if(deferred_none_.begin(), deferred_none_.end(),
                                         [&](PageId p) { return frame_slots_->mapped(p); }),
                          deferred_none_.end());
-  std::sort(deferred_none_.begin(), deferred_none_.end());
-  for (size_t i = 0; i < deferred_none_.size();) {
-    size_t j = i + 1;
-    while (j < deferred_none_.size() && deferred_none_[j] == deferred_none_[j - 1] + 1) ++j;
-    protect_run(deferred_none_[i], j - i, Access::None);
-    i = j;
-  }
+  protect_in_runs(&deferred_none_, Access::None);
   deferred_none_.clear();
   // The engine took what it needed from the frames: slots go back to the
   // pool, other frames' memory to the system.
