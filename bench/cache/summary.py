@@ -39,14 +39,15 @@ def table(doc):
     if "frame_cost" in doc:
         c = doc["frame_cost"]["us_per_page"]
         extra = c["install_populated"] + c["evict"] - c["install_resident"]
-        out += ["", "Kernel floor (bench_frame_cost, no MPI): a spilled page costs %.2f us more than a cached one "
+        out += ["", "Kernel floor (bench_frame_cost, no MPI): with frames given back, a spilled page costs %.2f us more than a cached one "
                 "(install into a given-back frame %.2f us, populated first, + evict %.2f us, against %.2f us into a "
                 "resident frame). The least fits/2x this allows, per protocol and ranks, from the fits time per page "
                 "of data t: (t + %.2f) / t:" % (extra, c["install_populated"], c["evict"], c["install_resident"], extra)]
         if "install_pooled" in c:
-            out.append("A pool of frames that stay allocated, mapped per run (pooled: %.2f + %.2f us), would charge "
-                       "%.2f us more per spilled page." % (c["install_pooled"], c["evict_pooled"],
-                                                          c["install_pooled"] + c["evict_pooled"] - c["install_resident"]))
+            out.append("With the frame pool (AGORA_CACHE_FRAMES=pool: frames that stay allocated, mapped per run; "
+                       "%.2f + %.2f us) a spilled page costs %.2f us more (the floors of the pool rows below)." % (
+                           c["install_pooled"], c["evict_pooled"],
+                           c["install_pooled"] + c["evict_pooled"] - c["install_resident"]))
         pooled = c["install_pooled"] + c["evict_pooled"] - c["install_resident"] if "install_pooled" in c else None
         for protocol, ranks, policy, frames in keys:
             fits = [r for r in rs if (r["protocol"], r["ranks"], r["policy"], r["frames"], r["size"]) ==
