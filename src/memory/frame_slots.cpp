@@ -37,6 +37,36 @@ bool FrameSlots::release(PageId page) {
   return true;
 }
 
+uint32_t FrameSlots::reserve_run(uint32_t count) {
+  const uint32_t slots = (uint32_t)owner_.size();
+  if (count == 0 || count > free_) return kNone;
+  // Next fit: from the cursor, the first run of `count` free slots (not
+  // wrapping: a run is consecutive slots).
+  for (uint32_t turn = 0, start = cursor_; turn < 2; ++turn, start = 0) {
+    for (uint32_t s = start, run = 0; s < slots; ++s) {
+      run = owner_[s] == kFree ? run + 1 : 0;
+      if (run == count) {
+        const uint32_t first = s + 1 - count;
+        for (uint32_t i = first; i <= s; ++i) owner_[i] = kReserved;
+        free_ -= count;
+        cursor_ = (s + 1) % slots;
+        return first;
+      }
+    }
+  }
+  return kNone;
+}
+
+void FrameSlots::adopt(uint32_t slot, PageId page) {
+  owner_[slot] = page;
+  pages_[page] = Held{slot, false};
+}
+
+void FrameSlots::unreserve(uint32_t slot) {
+  owner_[slot] = kFree;
+  ++free_;
+}
+
 void FrameSlots::held_in(PageId first, PageId count, std::vector<PageId> *out) const {
   const size_t before = out->size();
   if (count <= pages_.size()) {  // whichever is shorter: the range or the pages held

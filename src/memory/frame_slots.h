@@ -42,8 +42,18 @@ class FrameSlots {
   // Appends the pages of [first, first+count) holding a slot, in order.
   void held_in(PageId first, PageId count, std::vector<PageId> *out) const;
 
+  // A landing place: `count` consecutive free slots held by no page (a
+  // one-sided read of a run lands there, and its copies are installed
+  // without a copy of their bytes); kNone if there is no such run.
+  uint32_t reserve_run(uint32_t count);
+  bool reserved(uint32_t slot) const { return slot < owner_.size() && owner_[slot] == kReserved; }
+  // A reserved slot becomes `page`'s (which holds none).
+  void adopt(uint32_t slot, PageId page);
+  // Frees a reserved slot no page adopted.
+  void unreserve(uint32_t slot);
+
  private:
-  static constexpr PageId kFree = ~PageId(0);
+  static constexpr PageId kFree = ~PageId(0), kReserved = ~PageId(0) - 1;
   struct Held {
     uint32_t slot;
     bool mapped;

@@ -44,7 +44,9 @@ class EngineHost : public ComponentHost {
   // The engine is about to overwrite the whole frame of `page`, a copy
   // that is not accessible here, and its bytes now are dead: the host may
   // give the page another frame (the bounded cache's pool, docs/cache.md),
-  // so frame(page) may return another address, holding any bytes.
+  // so frame(page) may return another address, holding any bytes; or the
+  // very bytes the engine is installing, when they came from a one-sided
+  // read the host landed there (on_remote_read's `pages`).
   virtual void replacing_frame(PageId page) { (void)page; }
   virtual Rank home_of(PageId page) const = 0;
   // At the home: is the page part of a live allocation? (Catches accesses to

@@ -506,7 +506,11 @@ class Runtime final : public EngineHost {
     PageId first;
     uint32_t count;
     std::vector<std::byte> meta, pages;
+    uint32_t landing = FrameSlots::kNone;  // or: the first of `count` reserved pool slots holding the pages
   };
+  const RemoteRead *delivering_ = nullptr;  // the read the engine takes now, if it landed in the pool
+  // The landing slots of `r` no page adopted go back to the pool.
+  void unreserve_landing(const RemoteRead &r);
   std::vector<RemoteRead> remote_reads_;  // completed, for the engine (under lock_)
   // Page buffers of delivered reads, kept for the next ones: a fresh 256 KiB
   // buffer was zeroed and faulted in page by page at every read (nbody

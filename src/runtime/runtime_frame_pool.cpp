@@ -62,7 +62,22 @@ void Runtime::replacing_frame(PageId page) {
   if (!frame_slots_ || !cache_ || cache_->holds(page) || space_->home_of(page) == rank() ||
       frame_slots_->slot_of(page) != FrameSlots::kNone)
     return;
+  // A page of a read that landed in the pool takes the slot its bytes are
+  // in: the install finds them in its frame already.
+  if (delivering_ && page - delivering_->first < delivering_->count) {
+    const uint32_t slot = delivering_->landing + (uint32_t)(page - delivering_->first);
+    if (frame_slots_->reserved(slot)) {
+      frame_slots_->adopt(slot, page);
+      return;
+    }
+  }
   if (frame_slots_->assign(page) == FrameSlots::kNone) stats_.cache_frames_unpooled++;
+}
+
+void Runtime::unreserve_landing(const RemoteRead &r) {
+  if (r.landing == FrameSlots::kNone) return;
+  for (uint32_t i = 0; i < r.count; ++i)
+    if (frame_slots_->reserved(r.landing + i)) frame_slots_->unreserve(r.landing + i);
 }
 
 bool Runtime::pool_frames_held() const { return frame_slots_ && frame_slots_->any_held(); }

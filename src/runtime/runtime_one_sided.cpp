@@ -115,13 +115,24 @@ bool Runtime::read_remote(Rank home, PageId first, uint32_t count, uint32_t meta
   if (config_.fetch == FetchMode::Auto && !transport_.same_node(home)) return false;
   if (!known_allocated_at(home, first, count)) return false;
   RemoteRead r{home, first, count, std::vector<std::byte>(meta_bytes), {}};
-  if (!spare_read_buffers_.empty()) {
-    r.pages = std::move(spare_read_buffers_.back());
-    spare_read_buffers_.pop_back();
+  const size_t bytes = count * page_size();
+  // The pages land in free slots of the cache's frame pool where a run of
+  // them is free: a copy installed from there keeps its slot instead of
+  // being copied (runtime_frame_pool.cpp). Else into a buffer.
+  if (frame_slots_) r.landing = frame_slots_->reserve_run(count);
+  std::byte *into;
+  if (r.landing != FrameSlots::kNone) {
+    into = frame_pool_.view + (size_t)r.landing * page_size();
+  } else {
+    if (!spare_read_buffers_.empty()) {
+      r.pages = std::move(spare_read_buffers_.back());
+      spare_read_buffers_.pop_back();
+    }
+    r.pages.resize(bytes);  // zeroes only what the buffer never held
+    into = r.pages.data();
   }
-  r.pages.resize(count * page_size());  // zeroes only what the buffer never held
   std::string error;
-  ObservedRemoteRead observed(home, first, count, r.pages.size());
+  ObservedRemoteRead observed(home, first, count, bytes);
   // A home that no signal reaches is on another host, where MPI may emulate
   // RMA with messages its target progresses only in its own MPI calls (Open
   // MPI 4.1 over TCP): wake its service thread to make them, as for a request.
@@ -129,16 +140,16 @@ bool Runtime::read_remote(Rank home, PageId first, uint32_t count, uint32_t meta
   const size_t summaries = kHomeMetaBytes, flags = kHomeMetaBytes + summary_area(windowed_pages_);
   const PageId first_summary = first / kPagesPerSummary, last_summary = (first + count - 1) / kPagesPerSummary;
   MpiOneSided::Marks marks{flags + first, count, summaries + first_summary, last_summary - first_summary + 1};
-  if (!one_sided_.read_marked(home, marks, r.meta.data(), meta_bytes, first * page_size(), r.pages.data(),
-                              r.pages.size(), &error)) {
+  if (!one_sided_.read_marked(home, marks, r.meta.data(), meta_bytes, first * page_size(), into, bytes, &error)) {
     // The marks may have landed: harmless (the home reports a page shared
     // that it may not be). The engine asks the home instead.
+    unreserve_landing(r);
     if (!remote_read_failed_) log_error("one-sided read from rank %d failed, using messages: %s", home, error.c_str());
     remote_read_failed_ = true;
     return false;
   }
   stats_.one_sided_reads++;
-  stats_.one_sided_bytes += r.meta.size() + r.pages.size();
+  stats_.one_sided_bytes += r.meta.size() + bytes;
   remote_reads_.push_back(std::move(r));
   // With AGORA_WAIT=block the faulting thread sleeps until the service
   // thread completes its wait: wake it to deliver this.
@@ -152,11 +163,16 @@ int Runtime::deliver_remote_reads(int budget) {
   while (delivered < budget && !remote_reads_.empty()) {
     RemoteRead r = std::move(remote_reads_.front());
     remote_reads_.erase(remote_reads_.begin());
-    engine_->on_remote_read(r.home, r.first, r.count, {r.meta.data(), r.meta.size()},
-                            {r.pages.data(), r.pages.size()});
+    const bool landed = r.landing != FrameSlots::kNone;
+    const Payload pages = landed ? Payload{frame_pool_.view + (size_t)r.landing * page_size(), r.count * page_size()}
+                                 : Payload{r.pages.data(), r.pages.size()};
+    delivering_ = landed ? &r : nullptr;  // replacing_frame adopts its slots
+    engine_->on_remote_read(r.home, r.first, r.count, {r.meta.data(), r.meta.size()}, pages);
+    delivering_ = nullptr;
+    unreserve_landing(r);  // the slots of pages not installed from there
     cache_trim();  // copies came in: keep within AGORA_CACHE
     // A few buffers of the largest read suffice: the reads in flight at once.
-    if (spare_read_buffers_.size() < kSpareReadBuffers) spare_read_buffers_.push_back(std::move(r.pages));
+    if (!landed && spare_read_buffers_.size() < kSpareReadBuffers) spare_read_buffers_.push_back(std::move(r.pages));
     ++delivered;
   }
   return delivered;

@@ -66,6 +66,29 @@ TEST(FrameSlots, RunsTakeConsecutiveSlotsAndFreedRunsAreReused) {
   EXPECT_EQ(held, (std::vector<PageId>{500, 501, 700, 701, 702, 703, 704, 705}));
 }
 
+TEST(FrameSlots, LandingRunsAreConsecutiveFreeSlotsThatPagesAdopt) {
+  FrameSlots slots(10);
+  EXPECT_EQ(slots.assign(1), 0u);
+  EXPECT_EQ(slots.assign(50), 1u);
+  EXPECT_EQ(slots.assign(60), 2u);
+  EXPECT_TRUE(slots.release(50));  // slot 1 free, alone
+  const uint32_t landing = slots.reserve_run(4);
+  EXPECT_EQ(landing, 3u);  // not slot 1: a run needs 4 in a row
+  EXPECT_EQ(slots.free_slots(), 10u - 2 - 4);
+  for (uint32_t i = 0; i < 4; ++i) EXPECT_TRUE(slots.reserved(landing + i));
+  EXPECT_FALSE(slots.reserved(1));
+  EXPECT_EQ(slots.assign(70), 7u);  // reserved slots are not handed out
+  slots.adopt(landing + 1, 201);
+  EXPECT_EQ(slots.slot_of(201), 4u);
+  EXPECT_FALSE(slots.reserved(4));
+  for (uint32_t i = 0; i < 4; ++i)
+    if (slots.reserved(landing + i)) slots.unreserve(landing + i);
+  EXPECT_EQ(slots.free_slots(), 10u - 4);  // pages 1, 60, 70, 201
+  EXPECT_EQ(slots.reserve_run(7), FrameSlots::kNone);  // 6 free, not 7 in a row
+  EXPECT_EQ(slots.reserve_run(0), FrameSlots::kNone);
+  EXPECT_NE(slots.reserve_run(2), FrameSlots::kNone);
+}
+
 TEST(FramePool, SlotsMapOverTheViewAndTheMemoryFileMapsBack) {
   const size_t pages = 64;
   platform::GlobalRange range;

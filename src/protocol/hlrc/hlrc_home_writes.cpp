@@ -3,6 +3,7 @@
 // trapped (page_copy_share_home). A host that tracks writes
 // (EngineHost::tracks_home_writes) reports the written pages instead, and
 // the page stays writable: an owner computing on its pages takes no fault.
+#include <algorithm>
 #include <atomic>
 
 #include "common/log.h"
@@ -42,6 +43,7 @@ void HlrcEngine::collect_home_writes() {
   //    collections are concurrent; this is what makes the order safe.)
   host_.collect_newly_shared(&pages);
   const uint64_t drain = ++shared_drains_;
+  std::vector<PageId> to_track;
   for (PageId page : pages) {
     if (!is_home(page) || !host_.page_allocated(page)) continue;
     PageState &s = state(page);
@@ -50,9 +52,18 @@ void HlrcEngine::collect_home_writes() {
       s.cached_elsewhere = true;
       s.writes_tracked = true;
       s.tracked_after_drain = drain;
-      host_.track_home_writes(page, 1);
+      to_track.push_back(page);
     }
     if (options_.hlrc_mutation != Mutation::NewlySharedNoNotice) mark_home_written(&dirty_, page, s);
+  }
+  // In runs (a reader's sweep marks thousands at once): a write before
+  // tracking starts is in this interval still, which notices every page.
+  std::sort(to_track.begin(), to_track.end());
+  for (size_t i = 0; i < to_track.size();) {
+    size_t j = i + 1;
+    while (j < to_track.size() && to_track[j] == to_track[j - 1] + 1) ++j;
+    host_.track_home_writes(to_track[i], j - i);
+    i = j;
   }
   pages.clear();
   host_.collect_home_writes(&pages);

@@ -61,7 +61,8 @@ void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::by
     s.access = Access::Write;
   } else {
     host.replacing_frame(page);  // the frame's bytes are dead: the host may move it
-    std::memcpy(host.frame(page), data, size);
+    std::byte *frame = host.frame(page);
+    if (frame != data) std::memcpy(frame, data, size);  // else the host placed the copy there
     s.access = Access::Read;
   }
   s.fetching = false;
