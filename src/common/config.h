@@ -39,7 +39,7 @@ enum class CachePolicy : uint8_t { Clock, Fifo };
 enum class CacheFrames : uint8_t { Pool, Discard };
 // How a home learns which of its pages it wrote: the kernel's write
 // tracking where available (Auto), or write-protect traps.
-enum class HomeWritesMode { Auto, Trap };
+enum class HomeWritesMode { Auto, Sync, Trap };
 
 // The largest AGORA_MEMORY accepted (options.def says why).
 constexpr uint64_t kMaxMemoryBytes = 40ull << 40;
@@ -61,7 +61,7 @@ struct Config {
   uint32_t service_sleep_us = 1000;     // AGORA_SERVICE_SLEEP_US: longest idle nap of the service thread
   WaitMode wait = WaitMode::Auto;       // AGORA_WAIT: auto, spin or block
   FetchMode fetch = FetchMode::Auto;    // AGORA_FETCH: auto (one-sided where possible) or messages
-  HomeWritesMode home_writes = HomeWritesMode::Auto;  // AGORA_HOME_WRITES: auto or trap
+  HomeWritesMode home_writes = HomeWritesMode::Auto;  // AGORA_HOME_WRITES: auto, sync or trap
   bool debug = false;                   // AGORA_DEBUG
   uint32_t threads_per_rank = 1;        // AGORA_THREADS_PER_RANK: agora_thread_create placement
   IntervalPolicy intervals = IntervalPolicy::Lazy;  // AGORA_INTERVALS (hlrc): lazy or aggressive

@@ -1,8 +1,12 @@
 #include "platform/write_tracker_linux.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <linux/fs.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
@@ -48,14 +52,35 @@ std::string errno_text(const char *what) { return std::string(what) + ": " + std
 WriteTracker::~WriteTracker() { close(); }
 
 void WriteTracker::close() {
+  if (handler_.joinable()) {
+    const uint64_t one = 1;
+    if (write(stop_fd_, &one, sizeof one) != (ssize_t)sizeof one) {
+      // Cannot happen with an eventfd below its maximum; the handler would
+      // then block forever, so do not wait for it.
+      handler_.detach();
+    } else {
+      handler_.join();
+    }
+  }
+  if (stop_fd_ >= 0) ::close(stop_fd_);
   if (uffd_ >= 0) ::close(uffd_);
   if (pagemap_ >= 0) ::close(pagemap_);
-  uffd_ = pagemap_ = -1;
+  uffd_ = pagemap_ = stop_fd_ = -1;
+  sync_ = false;
+  written_.clear();
   whole_start_ = 0;
   whole_len_ = 0;
 }
 
-bool WriteTracker::open(std::string *why) {
+bool WriteTracker::open(std::string *why, bool sync_only) {
+  std::string async_why;
+  if (!sync_only && open_mode(false, &async_why)) return true;
+  if (open_mode(true, why)) return true;
+  if (!sync_only) *why = async_why + "; " + *why;
+  return false;
+}
+
+bool WriteTracker::open_mode(bool sync, std::string *why) {
   close();
   // User-mode-only faults are what an unprivileged process may ask for
   // (vm.unprivileged_userfaultfd=0); write-protect faults are user-mode anyway.
@@ -66,25 +91,75 @@ bool WriteTracker::open(std::string *why) {
   }
   uffdio_api api{};
   api.api = UFFD_API;
-  api.features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_HUGETLBFS_SHMEM | UFFD_FEATURE_WP_UNPOPULATED;
+  api.features = sync ? UFFD_FEATURE_WP_HUGETLBFS_SHMEM
+                      : UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_HUGETLBFS_SHMEM | UFFD_FEATURE_WP_UNPOPULATED;
   if (ioctl(uffd, UFFDIO_API, &api) != 0) {
-    *why = errno_text("userfaultfd asynchronous write-protect (UFFDIO_API, Linux 6.7+)");
-    ::close(uffd);
-    return false;
-  }
-  int pagemap = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-  if (pagemap < 0) {
-    *why = errno_text("open /proc/self/pagemap");
+    *why = errno_text(sync ? "userfaultfd write-protect of shared memory (UFFDIO_API, Linux 5.19+)"
+                           : "userfaultfd asynchronous write-protect (UFFDIO_API, Linux 6.7+)");
     ::close(uffd);
     return false;
   }
   uffd_ = uffd;
-  pagemap_ = pagemap;
+  if (sync) {
+    sync_ = true;
+    stop_fd_ = eventfd(0, EFD_CLOEXEC);
+    if (stop_fd_ < 0) {
+      *why = errno_text("eventfd");
+      close();
+      return false;
+    }
+    try {
+      handler_ = std::thread([this] { resolve_faults(); });
+    } catch (const std::exception &e) {
+      *why = std::string("cannot start the write tracker's thread: ") + e.what();
+      close();
+      return false;
+    }
+  } else {
+    pagemap_ = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (pagemap_ < 0) {
+      *why = errno_text("open /proc/self/pagemap");
+      close();
+      return false;
+    }
+  }
   if (!probe(why)) {
     close();
     return false;
   }
   return true;
+}
+
+void WriteTracker::resolve_faults() {
+  // Signals are for the application's threads and the runtime's.
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  for (;;) {
+    pollfd fds[2] = {{uffd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) continue;  // EINTR
+    if (fds[1].revents) return;
+    uffd_msg msgs[32];
+    const ssize_t n = read(uffd_, msgs, sizeof msgs);
+    if (n <= 0) continue;  // EAGAIN: another wake-up took it
+    std::lock_guard<std::mutex> g(written_mutex_);
+    for (size_t i = 0; i < (size_t)n / sizeof msgs[0]; ++i) {
+      if (msgs[i].event != UFFD_EVENT_PAGEFAULT) continue;
+      const uintptr_t page = (uintptr_t)msgs[i].arg.pagefault.address & ~(uintptr_t)(kPage - 1);
+      // Recorded, then writable (which wakes the writer) until collect re-arms it.
+      written_.push_back(page);
+      uffdio_writeprotect wp{};
+      wp.range.start = page;
+      wp.range.len = kPage;
+      wp.mode = 0;
+      if (ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp) != 0) {
+        // Unregistered meanwhile (untracked, remapped): wake the writer,
+        // whose retry no longer faults here.
+        uffdio_range range{page, kPage};
+        ioctl(uffd_, UFFDIO_WAKE, &range);
+      }
+    }
+  }
 }
 
 // The whole round on a scratch memfd: arm, write one page, scan (exactly
@@ -137,11 +212,25 @@ bool WriteTracker::track(void *addr, size_t len, std::string *error) {
   uffdio_writeprotect wp{};
   wp.range = reg.range;
   wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
+  if (sync_) {  // armed: nothing written there since, as PAGEMAP_SCAN would say
+    std::lock_guard<std::mutex> g(written_mutex_);
+    forget_written((uintptr_t)addr, (uintptr_t)addr + len);
+    if (ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp) != 0) {
+      *error = errno_text("UFFDIO_WRITEPROTECT");
+      return false;
+    }
+    return true;
+  }
   if (ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp) != 0) {
     *error = errno_text("UFFDIO_WRITEPROTECT");
     return false;
   }
   return true;
+}
+
+void WriteTracker::forget_written(uintptr_t lo, uintptr_t hi) {
+  written_.erase(std::remove_if(written_.begin(), written_.end(), [&](uintptr_t p) { return p >= lo && p < hi; }),
+                 written_.end());
 }
 
 bool WriteTracker::register_whole(void *addr, size_t len, std::string *error) {
@@ -174,6 +263,10 @@ bool WriteTracker::register_again(void *addr, size_t len, std::string *error) {
 
 bool WriteTracker::untrack(void *addr, size_t len, std::string *error) {
   if (uffd_ < 0) return true;
+  if (sync_) {  // what the handler recorded there is no longer asked for
+    std::lock_guard<std::mutex> g(written_mutex_);
+    forget_written((uintptr_t)addr, (uintptr_t)addr + len);
+  }
   if (inside_whole(addr, len)) {  // disarm, keep the registration (no split)
     uffdio_writeprotect wp{};
     wp.range.start = (uintptr_t)addr;
@@ -195,11 +288,42 @@ bool WriteTracker::untrack(void *addr, size_t len, std::string *error) {
   return true;
 }
 
+bool WriteTracker::collect_sync(void *addr, size_t len, std::vector<Run> *written, std::string *error) {
+  // Under the handler's lock: a write that faults meanwhile waits, and is
+  // recorded for the next call after the pages reported are armed again.
+  const uintptr_t lo = (uintptr_t)addr, hi = lo + len;
+  std::lock_guard<std::mutex> g(written_mutex_);
+  auto mine = std::partition(written_.begin(), written_.end(), [&](uintptr_t p) { return p < lo || p >= hi; });
+  std::vector<uintptr_t> pages(mine, written_.end());
+  written_.erase(mine, written_.end());
+  std::sort(pages.begin(), pages.end());
+  pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
+  for (size_t i = 0; i < pages.size();) {
+    size_t j = i + 1;
+    while (j < pages.size() && pages[j] == pages[j - 1] + kPage) ++j;
+    uffdio_writeprotect wp{};
+    wp.range.start = pages[i];
+    wp.range.len = (j - i) * kPage;
+    wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
+    if (ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp) != 0) {
+      *error = errno_text("UFFDIO_WRITEPROTECT (re-arm)");
+      return false;
+    }
+    if (!written->empty() && written->back().addr + written->back().pages * kPage == pages[i])
+      written->back().pages += j - i;
+    else
+      written->push_back({pages[i], j - i});
+    i = j;
+  }
+  return true;
+}
+
 bool WriteTracker::collect(void *addr, size_t len, std::vector<Run> *written, std::string *error) {
   if (uffd_ < 0) {
     *error = "write tracking is not available";
     return false;
   }
+  if (sync_) return collect_sync(addr, len, written, error);
   page_region regions[64];
   pm_scan_arg arg{};
   arg.size = sizeof arg;

@@ -6,13 +6,26 @@
 // through another mapping of the same memory (the service view) is not
 // reported. mprotect leaves a page's armed state alone.
 //
+// Kernels before 6.7 (Debian 12's 6.1) lack the asynchronous mode and
+// PAGEMAP_SCAN; from 5.19 they have userfaultfd write-protect of shared
+// memory in synchronous mode: a write to an armed page stops the writer
+// until a handler resolves it. There a thread of the tracker's own resolves
+// each such fault (it records the page and disarms it), and collect()
+// re-arms what it reports under the handler's lock, so that a write racing
+// with it is reported now or by the next call (or both: a writer woken but
+// not yet stored when its page is re-armed faults again). Unlike
+// mprotect, neither mode splits the mapping page by page (vm.max_map_count,
+// docs/cache.md).
+//
 // open() probes the whole mechanism on a scratch mapping; if any step fails
 // (an older kernel, seccomp, no permission) the tracker is unavailable and
 // says why, and callers keep write-protect traps.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace agora::platform {
@@ -24,9 +37,13 @@ class WriteTracker {
   WriteTracker(const WriteTracker &) = delete;
   WriteTracker &operator=(const WriteTracker &) = delete;
 
-  // True if tracking works here; otherwise *why says what failed.
-  bool open(std::string *why);
+  enum class Mode { Async, Sync };
+  // True if tracking works here; otherwise *why says what failed. Tries
+  // the asynchronous mode, then the synchronous one; `sync_only`: only the
+  // latter (to use it on a kernel that has both: tests, AGORA_HOME_WRITES=sync).
+  bool open(std::string *why, bool sync_only = false);
   bool available() const { return uffd_ >= 0; }
+  Mode mode() const { return sync_ ? Mode::Sync : Mode::Async; }
   void close();
 
   // Starts tracking [addr, addr+len) (page aligned, inside MAP_SHARED
@@ -56,6 +73,10 @@ class WriteTracker {
 
  private:
   bool probe(std::string *why);
+  bool open_mode(bool sync, std::string *why);
+  bool collect_sync(void *addr, size_t len, std::vector<Run> *written, std::string *error);
+  void resolve_faults();  // the synchronous mode's handler thread
+  void forget_written(uintptr_t lo, uintptr_t hi);  // written_mutex_ held
   bool inside_whole(void *addr, size_t len) const {
     return whole_len_ && (uintptr_t)addr >= whole_start_ && (uintptr_t)addr + len <= whole_start_ + whole_len_;
   }
@@ -63,6 +84,13 @@ class WriteTracker {
   uintptr_t whole_start_ = 0;
   size_t whole_len_ = 0;
   int pagemap_ = -1;
+  // The synchronous mode: the handler, what it has seen written since the
+  // last collect (page addresses), and how to stop it.
+  bool sync_ = false;
+  std::thread handler_;
+  std::mutex written_mutex_;
+  std::vector<uintptr_t> written_;
+  int stop_fd_ = -1;
 };
 
 }  // namespace agora::platform

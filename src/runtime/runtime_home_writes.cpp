@@ -28,8 +28,12 @@ void Runtime::open_write_tracker() {
     return;
   }
   std::string why;
-  if (write_tracker_.open(&why)) {
-    log_debug("home writes: tracked by the kernel (userfaultfd asynchronous write-protect, PAGEMAP_SCAN)");
+  const bool sync_only = config_.home_writes == HomeWritesMode::Sync;
+  if (write_tracker_.open(&why, sync_only)) {
+    log_debug("home writes: tracked by the kernel (%s)",
+              write_tracker_.mode() == platform::WriteTracker::Mode::Async
+                  ? "userfaultfd asynchronous write-protect, PAGEMAP_SCAN"
+                  : "userfaultfd write-protect, faults resolved by the tracker's thread");
     // The whole view at once: registering page by page would split its
     // mapping at every tracked page (docs/cache.md).
     std::string error;
@@ -37,8 +41,12 @@ void Runtime::open_write_tracker() {
       log_debug("home writes: write-protect traps; registering the view failed: %s", error.c_str());
       write_tracker_.close();
     }
-  } else
+  } else if (sync_only) {
+    // Asked for by name (tests, measurements): not silently replaced by traps.
+    fatal("AGORA_HOME_WRITES=sync: the kernel cannot track home writes synchronously here: %s", why.c_str());
+  } else {
     log_debug("home writes: write-protect traps; the kernel cannot track them here: %s", why.c_str());
+  }
 }
 
 void Runtime::for_each_view_run(PageId first, PageId count,
@@ -169,7 +177,7 @@ std::string Runtime::map_limit_advice() const {
   std::snprintf(text + n, sizeof text - n,
                 "Home writes are trapped here (%s), so each home page another rank holds a copy of is "
                 "write-protected: one mapping each when they alternate. Remedies: raise vm.max_map_count, e.g. "
-                "sysctl -w vm.max_map_count=%llu; or AGORA_HOME_WRITES=auto on Linux >= 6.7, where the kernel "
+                "sysctl -w vm.max_map_count=%llu; or AGORA_HOME_WRITES=auto on Linux >= 5.19, where the kernel "
                 "tracks home writes and protects nothing for them; or AGORA_PLACE_BLOCK, which keeps shared home "
                 "pages in runs)",
                 why, raise_to);
