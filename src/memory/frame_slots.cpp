@@ -17,13 +17,12 @@ uint32_t FrameSlots::assign(PageId page) {
   auto before = page > 0 ? pages_.find(page - 1) : pages_.end();
   if (before != pages_.end() && before->second.slot + 1 < owner_.size() && owner_[before->second.slot + 1] == kFree)
     slot = before->second.slot + 1;
-  for (uint32_t i = 0; slot == kNone; ++i) {  // a free slot exists: ends within one turn
-    const uint32_t s = (cursor_ + i) % (uint32_t)owner_.size();
-    if (owner_[s] == kFree) slot = s;
+  if (slot == kNone) {  // a free slot exists: found at or above lowest_free_
+    while (owner_[lowest_free_] != kFree) ++lowest_free_;
+    slot = lowest_free_;
   }
   owner_[slot] = page;
   pages_[page] = Held{slot, false};
-  cursor_ = (slot + 1) % (uint32_t)owner_.size();
   --free_;
   return slot;
 }
@@ -32,6 +31,7 @@ bool FrameSlots::release(PageId page) {
   auto it = pages_.find(page);
   if (it == pages_.end()) return false;
   owner_[it->second.slot] = kFree;
+  lowest_free_ = std::min(lowest_free_, it->second.slot);
   pages_.erase(it);
   ++free_;
   return true;
@@ -40,18 +40,14 @@ bool FrameSlots::release(PageId page) {
 uint32_t FrameSlots::reserve_run(uint32_t count) {
   const uint32_t slots = (uint32_t)owner_.size();
   if (count == 0 || count > free_) return kNone;
-  // Next fit: from the cursor, the first run of `count` free slots (not
-  // wrapping: a run is consecutive slots).
-  for (uint32_t turn = 0, start = cursor_; turn < 2; ++turn, start = 0) {
-    for (uint32_t s = start, run = 0; s < slots; ++s) {
-      run = owner_[s] == kFree ? run + 1 : 0;
-      if (run == count) {
-        const uint32_t first = s + 1 - count;
-        for (uint32_t i = first; i <= s; ++i) owner_[i] = kReserved;
-        free_ -= count;
-        cursor_ = (s + 1) % slots;
-        return first;
-      }
+  // First fit, as assign: the lowest run of `count` free slots.
+  for (uint32_t s = lowest_free_, run = 0; s < slots; ++s) {
+    run = owner_[s] == kFree ? run + 1 : 0;
+    if (run == count) {
+      const uint32_t first = s + 1 - count;
+      for (uint32_t i = first; i <= s; ++i) owner_[i] = kReserved;
+      free_ -= count;
+      return first;
     }
   }
   return kNone;
@@ -64,6 +60,7 @@ void FrameSlots::adopt(uint32_t slot, PageId page) {
 
 void FrameSlots::unreserve(uint32_t slot) {
   owner_[slot] = kFree;
+  lowest_free_ = std::min(lowest_free_, slot);
   ++free_;
 }
 

@@ -33,8 +33,9 @@ class FrameSlots {
   void set_mapped(PageId page, bool mapped);
   // Gives `page`, which holds none, a slot: the one after its predecessor's
   // if that is free, so that a run's copies take consecutive slots and map
-  // in one call; else the next free one after the last given (next fit,
-  // which hands out consecutive slots again after evictions free runs).
+  // in one call; else the lowest free one (first fit: the slots in use stay
+  // packed at the bottom of the pool, so that its memory, which is never
+  // given back, grows to the most slots used at once and no further).
   // kNone if every slot is taken.
   uint32_t assign(PageId page);
   // Frees the page's slot; false if it held none.
@@ -61,7 +62,7 @@ class FrameSlots {
   std::unordered_map<PageId, Held> pages_;
   std::vector<PageId> owner_;  // by slot: the page, or kFree
   uint32_t free_;
-  uint32_t cursor_ = 0;  // where the next-fit search starts
+  uint32_t lowest_free_ = 0;  // no free slot below it
 };
 
 }  // namespace agora
