@@ -351,6 +351,7 @@ class Runtime final : public EngineHost {
   // the pages that held none are appended to *unpooled.
   void release_frames(const std::vector<PageId> &pages, std::vector<PageId> *unpooled);
   void release_unused_frames();
+  void reserve_for_run(PageId first, PageId count);  // filling_frames with the pool
   void forget_frames(PageId first, PageId count);  // freed pages
 
   // ---- one-sided reads (runtime_one_sided.cpp) ----
@@ -508,9 +509,18 @@ class Runtime final : public EngineHost {
     std::vector<std::byte> meta, pages;
     uint32_t landing = FrameSlots::kNone;  // or: the first of `count` reserved pool slots holding the pages
   };
-  const RemoteRead *delivering_ = nullptr;  // the read the engine takes now, if it landed in the pool
-  // The landing slots of `r` no page adopted go back to the pool.
-  void unreserve_landing(const RemoteRead &r);
+  // Consecutive pool slots reserved for a run of copies being installed
+  // (a one-sided read landed there, or a reply's run is about to be): the
+  // copies adopt them (replacing_frame), so that a run's copies take
+  // consecutive slots and map in one call (runtime_frame_pool.cpp).
+  struct Landing {
+    PageId first = 0;
+    uint32_t count = 0;
+    uint32_t slot = FrameSlots::kNone;
+  };
+  Landing landing_;
+  void land(PageId first, uint32_t count, uint32_t slot);  // ends the previous landing first
+  void end_landing();  // the slots no copy adopted go back
   std::vector<RemoteRead> remote_reads_;  // completed, for the engine (under lock_)
   // Page buffers of delivered reads, kept for the next ones: a fresh 256 KiB
   // buffer was zeroed and faulted in page by page at every read (nbody

@@ -119,7 +119,10 @@ void Runtime::cache_trim() {
       }
     }
   }
-  if (frame_slots_) release_unused_frames();
+  if (frame_slots_) {
+    end_landing();  // the message that reserved a run for its copies is done
+    release_unused_frames();
+  }
   if (!cache_ || !cache_->over()) return;
   const size_t page = page_size();
   // Once over, a batch goes below the bound, so that the protection changes

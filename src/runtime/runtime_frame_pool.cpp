@@ -62,10 +62,10 @@ void Runtime::replacing_frame(PageId page) {
   if (!frame_slots_ || !cache_ || cache_->holds(page) || space_->home_of(page) == rank() ||
       frame_slots_->slot_of(page) != FrameSlots::kNone)
     return;
-  // A page of a read that landed in the pool takes the slot its bytes are
-  // in: the install finds them in its frame already.
-  if (delivering_ && page - delivering_->first < delivering_->count) {
-    const uint32_t slot = delivering_->landing + (uint32_t)(page - delivering_->first);
+  // A page of the run being installed takes its reserved slot: where a
+  // one-sided read landed, the install then finds its bytes there already.
+  if (landing_.slot != FrameSlots::kNone && page - landing_.first < landing_.count) {
+    const uint32_t slot = landing_.slot + (uint32_t)(page - landing_.first);
     if (frame_slots_->reserved(slot)) {
       frame_slots_->adopt(slot, page);
       return;
@@ -74,10 +74,16 @@ void Runtime::replacing_frame(PageId page) {
   if (frame_slots_->assign(page) == FrameSlots::kNone) stats_.cache_frames_unpooled++;
 }
 
-void Runtime::unreserve_landing(const RemoteRead &r) {
-  if (r.landing == FrameSlots::kNone) return;
-  for (uint32_t i = 0; i < r.count; ++i)
-    if (frame_slots_->reserved(r.landing + i)) frame_slots_->unreserve(r.landing + i);
+void Runtime::land(PageId first, uint32_t count, uint32_t slot) {
+  end_landing();
+  landing_ = Landing{first, count, slot};
+}
+
+void Runtime::end_landing() {
+  if (landing_.slot != FrameSlots::kNone)
+    for (uint32_t i = 0; i < landing_.count; ++i)
+      if (frame_slots_->reserved(landing_.slot + i)) frame_slots_->unreserve(landing_.slot + i);
+  landing_ = Landing{};
 }
 
 bool Runtime::pool_frames_held() const { return frame_slots_ && frame_slots_->any_held(); }
@@ -142,6 +148,14 @@ void Runtime::release_frames(const std::vector<PageId> &pages, std::vector<PageI
     for (size_t k = i; k < j; ++k) frame_slots_->release(pages[k]);
     i = j;
   }
+}
+
+void Runtime::reserve_for_run(PageId first, PageId count) {
+  // A reply's run: consecutive slots for its copies, the lowest that fit
+  // (a copy alone takes the slot after its predecessor's, or the lowest).
+  if (landing_.slot != FrameSlots::kNone || count < 2 || count > UINT32_MAX) return;  // a read landed already
+  const uint32_t slot = frame_slots_->reserve_run((uint32_t)count);
+  if (slot != FrameSlots::kNone) land(first, (uint32_t)count, slot);
 }
 
 void Runtime::release_unused_frames() {

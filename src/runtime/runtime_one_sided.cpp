@@ -143,7 +143,8 @@ bool Runtime::read_remote(Rank home, PageId first, uint32_t count, uint32_t meta
   if (!one_sided_.read_marked(home, marks, r.meta.data(), meta_bytes, first * page_size(), into, bytes, &error)) {
     // The marks may have landed: harmless (the home reports a page shared
     // that it may not be). The engine asks the home instead.
-    unreserve_landing(r);
+    if (r.landing != FrameSlots::kNone)
+      for (uint32_t i = 0; i < count; ++i) frame_slots_->unreserve(r.landing + i);
     if (!remote_read_failed_) log_error("one-sided read from rank %d failed, using messages: %s", home, error.c_str());
     remote_read_failed_ = true;
     return false;
@@ -166,10 +167,9 @@ int Runtime::deliver_remote_reads(int budget) {
     const bool landed = r.landing != FrameSlots::kNone;
     const Payload pages = landed ? Payload{frame_pool_.view + (size_t)r.landing * page_size(), r.count * page_size()}
                                  : Payload{r.pages.data(), r.pages.size()};
-    delivering_ = landed ? &r : nullptr;  // replacing_frame adopts its slots
+    if (landed) land(r.first, r.count, r.landing);  // replacing_frame adopts its slots
     engine_->on_remote_read(r.home, r.first, r.count, {r.meta.data(), r.meta.size()}, pages);
-    delivering_ = nullptr;
-    unreserve_landing(r);  // the slots of pages not installed from there
+    if (frame_slots_) end_landing();  // the slots of pages not installed from there
     cache_trim();  // copies came in: keep within AGORA_CACHE
     // A few buffers of the largest read suffice: the reads in flight at once.
     if (!landed && spare_read_buffers_.size() < kSpareReadBuffers) spare_read_buffers_.push_back(std::move(r.pages));

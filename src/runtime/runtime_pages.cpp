@@ -46,8 +46,11 @@ void Runtime::filling_frames(PageId first, PageId count) {
   // one call for the run instead of a kernel fault per page (docs/cache.md).
   // A page of the run the engine then drops (a stale reply, rare) keeps its
   // frame until it is fetched and evicted again or freed.
-  // Copies that will take pool slots need nothing allocated.
-  if (frame_slots_ && frame_slots_->free_slots() >= count) return;
+  // With the pool: consecutive slots for the run, which need nothing allocated.
+  if (frame_slots_) {
+    reserve_for_run(first, count);
+    if (landing_.slot != FrameSlots::kNone || frame_slots_->free_slots() >= count) return;
+  }
   if (count > 1) platform::vm_populate(frame(first), count * page_size(), true);
 }
 
