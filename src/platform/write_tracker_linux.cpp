@@ -201,16 +201,10 @@ bool WriteTracker::track(void *addr, size_t len, std::string *error) {
     *error = "write tracking is not available";
     return false;
   }
-  uffdio_register reg{};
-  reg.range.start = (uintptr_t)addr;
-  reg.range.len = len;
-  reg.mode = UFFDIO_REGISTER_MODE_WP;
-  if (!inside_whole(addr, len) && ioctl(uffd_, UFFDIO_REGISTER, &reg) != 0) {
-    *error = errno_text("UFFDIO_REGISTER");
-    return false;
-  }
+  if (!inside_whole(addr, len) && !register_range(addr, len, error)) return false;
   uffdio_writeprotect wp{};
-  wp.range = reg.range;
+  wp.range.start = (uintptr_t)addr;
+  wp.range.len = len;
   wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
   if (sync_) {  // armed: nothing written there since, as PAGEMAP_SCAN would say
     std::lock_guard<std::mutex> g(written_mutex_);
@@ -233,8 +227,7 @@ void WriteTracker::forget_written(uintptr_t lo, uintptr_t hi) {
                  written_.end());
 }
 
-bool WriteTracker::register_whole(void *addr, size_t len, std::string *error) {
-  if (uffd_ < 0) return true;
+bool WriteTracker::register_range(void *addr, size_t len, std::string *error) {
   uffdio_register reg{};
   reg.range.start = (uintptr_t)addr;
   reg.range.len = len;
@@ -243,22 +236,19 @@ bool WriteTracker::register_whole(void *addr, size_t len, std::string *error) {
     *error = errno_text("UFFDIO_REGISTER");
     return false;
   }
+  return true;
+}
+
+bool WriteTracker::register_whole(void *addr, size_t len, std::string *error) {
+  if (uffd_ < 0) return true;
+  if (!register_range(addr, len, error)) return false;
   whole_start_ = (uintptr_t)addr;
   whole_len_ = len;
   return true;
 }
 
 bool WriteTracker::register_again(void *addr, size_t len, std::string *error) {
-  if (uffd_ < 0 || !inside_whole(addr, len)) return true;
-  uffdio_register reg{};
-  reg.range.start = (uintptr_t)addr;
-  reg.range.len = len;
-  reg.mode = UFFDIO_REGISTER_MODE_WP;
-  if (ioctl(uffd_, UFFDIO_REGISTER, &reg) != 0) {
-    *error = errno_text("UFFDIO_REGISTER");
-    return false;
-  }
-  return true;
+  return uffd_ < 0 || !inside_whole(addr, len) || register_range(addr, len, error);
 }
 
 bool WriteTracker::untrack(void *addr, size_t len, std::string *error) {

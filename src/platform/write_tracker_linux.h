@@ -74,6 +74,7 @@ class WriteTracker {
  private:
   bool probe(std::string *why);
   bool open_mode(bool sync, std::string *why);
+  bool register_range(void *addr, size_t len, std::string *error);  // UFFDIO_REGISTER for write-protect
   bool collect_sync(void *addr, size_t len, std::vector<Run> *written, std::string *error);
   void resolve_faults();  // the synchronous mode's handler thread
   void forget_written(uintptr_t lo, uintptr_t hi);  // written_mutex_ held

@@ -30,6 +30,16 @@ size_t mappings() {
   return n;
 }
 
+// A range reserved as the runtime reserves global memory, at a free address.
+void reserve_view(size_t pages, platform::GlobalRange *range) {
+  void *probe = mmap(nullptr, pages * kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(probe, MAP_FAILED);
+  munmap(probe, pages * kPage);
+  std::string error;
+  ASSERT_TRUE(platform::vm_reserve((uintptr_t)probe, pages * kPage, range, &error)) << error;
+  ASSERT_TRUE(platform::vm_exclude_from_fork(*range, &error)) << error;
+}
+
 }  // namespace
 
 TEST(FrameSlots, RunsTakeConsecutiveSlotsAndFreedRunsAreReused) {
@@ -110,13 +120,8 @@ TEST(FrameSlots, ReuseStaysAtTheBottom) {
 TEST(FramePool, SlotsMapOverTheViewAndTheMemoryFileMapsBack) {
   const size_t pages = 64;
   platform::GlobalRange range;
+  ASSERT_NO_FATAL_FAILURE(reserve_view(pages, &range));
   std::string error;
-  // A free address for the test's application view.
-  void *probe = mmap(nullptr, pages * kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(probe, MAP_FAILED);
-  munmap(probe, pages * kPage);
-  ASSERT_TRUE(platform::vm_reserve((uintptr_t)probe, pages * kPage, &range, &error)) << error;
-  ASSERT_TRUE(platform::vm_exclude_from_fork(range, &error)) << error;
   platform::FramePool pool;
   ASSERT_TRUE(platform::frame_pool_open(8, kPage, &pool, &error)) << error;
   for (size_t i = 0; i < pages; ++i) range.service_view[i * kPage] = (std::byte)(i + 1);  // the file's bytes
@@ -148,12 +153,8 @@ TEST(FramePool, PagesMappedBackInsideATrackedViewCanBeTrackedAgain) {
   if (!tracker.open(&why)) GTEST_SKIP() << "write tracking unavailable: " << why;
   const size_t pages = 32;
   platform::GlobalRange range;
+  ASSERT_NO_FATAL_FAILURE(reserve_view(pages, &range));
   std::string error;
-  void *probe = mmap(nullptr, pages * kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(probe, MAP_FAILED);
-  munmap(probe, pages * kPage);
-  ASSERT_TRUE(platform::vm_reserve((uintptr_t)probe, pages * kPage, &range, &error)) << error;
-  ASSERT_TRUE(platform::vm_exclude_from_fork(range, &error)) << error;
   ASSERT_TRUE(tracker.register_whole(range.app_view, pages * kPage, &error)) << error;
   platform::FramePool pool;
   ASSERT_TRUE(platform::frame_pool_open(4, kPage, &pool, &error)) << error;
