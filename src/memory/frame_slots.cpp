@@ -30,10 +30,9 @@ uint32_t FrameSlots::assign(PageId page) {
 bool FrameSlots::release(PageId page) {
   auto it = pages_.find(page);
   if (it == pages_.end()) return false;
-  owner_[it->second.slot] = kFree;
-  lowest_free_ = std::min(lowest_free_, it->second.slot);
+  const uint32_t slot = it->second.slot;
   pages_.erase(it);
-  ++free_;
+  unreserve(slot);  // free again, as a reserved slot no page took
   return true;
 }
 

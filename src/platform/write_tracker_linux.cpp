@@ -47,7 +47,24 @@ namespace agora::platform {
 namespace {
 constexpr size_t kPage = 4096;
 std::string errno_text(const char *what) { return std::string(what) + ": " + std::strerror(errno); }
+
+// Adds a written run, joining it to the last when they touch (a scan's
+// vector filled mid-run, or runs of pages re-armed one after another).
+void append_run(std::vector<WriteTracker::Run> *written, uintptr_t start, size_t pages) {
+  if (!written->empty() && written->back().addr + written->back().pages * kPage == start)
+    written->back().pages += pages;
+  else
+    written->push_back({start, pages});
+}
 }  // namespace
+
+bool WriteTracker::write_protect(uintptr_t start, size_t len, bool arm) {
+  uffdio_writeprotect wp{};
+  wp.range.start = start;
+  wp.range.len = len;
+  wp.mode = arm ? UFFDIO_WRITEPROTECT_MODE_WP : 0;
+  return ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp) == 0;
+}
 
 WriteTracker::~WriteTracker() { close(); }
 
@@ -148,11 +165,7 @@ void WriteTracker::resolve_faults() {
       const uintptr_t page = (uintptr_t)msgs[i].arg.pagefault.address & ~(uintptr_t)(kPage - 1);
       // Recorded, then writable (which wakes the writer) until collect re-arms it.
       written_.push_back(page);
-      uffdio_writeprotect wp{};
-      wp.range.start = page;
-      wp.range.len = kPage;
-      wp.mode = 0;
-      if (ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp) != 0) {
+      if (!write_protect(page, kPage, false)) {
         // Unregistered meanwhile (untracked, remapped): wake the writer,
         // whose retry no longer faults here.
         uffdio_range range{page, kPage};
@@ -202,20 +215,12 @@ bool WriteTracker::track(void *addr, size_t len, std::string *error) {
     return false;
   }
   if (!inside_whole(addr, len) && !register_range(addr, len, error)) return false;
-  uffdio_writeprotect wp{};
-  wp.range.start = (uintptr_t)addr;
-  wp.range.len = len;
-  wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
+  std::unique_lock<std::mutex> g(written_mutex_, std::defer_lock);
   if (sync_) {  // armed: nothing written there since, as PAGEMAP_SCAN would say
-    std::lock_guard<std::mutex> g(written_mutex_);
+    g.lock();
     forget_written((uintptr_t)addr, (uintptr_t)addr + len);
-    if (ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp) != 0) {
-      *error = errno_text("UFFDIO_WRITEPROTECT");
-      return false;
-    }
-    return true;
   }
-  if (ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp) != 0) {
+  if (!write_protect((uintptr_t)addr, len, true)) {
     *error = errno_text("UFFDIO_WRITEPROTECT");
     return false;
   }
@@ -258,11 +263,7 @@ bool WriteTracker::untrack(void *addr, size_t len, std::string *error) {
     forget_written((uintptr_t)addr, (uintptr_t)addr + len);
   }
   if (inside_whole(addr, len)) {  // disarm, keep the registration (no split)
-    uffdio_writeprotect wp{};
-    wp.range.start = (uintptr_t)addr;
-    wp.range.len = len;
-    wp.mode = 0;
-    if (ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp) != 0) {
+    if (!write_protect((uintptr_t)addr, len, false)) {
       *error = errno_text("UFFDIO_WRITEPROTECT (disarm)");
       return false;
     }
@@ -291,18 +292,11 @@ bool WriteTracker::collect_sync(void *addr, size_t len, std::vector<Run> *writte
   for (size_t i = 0; i < pages.size();) {
     size_t j = i + 1;
     while (j < pages.size() && pages[j] == pages[j - 1] + kPage) ++j;
-    uffdio_writeprotect wp{};
-    wp.range.start = pages[i];
-    wp.range.len = (j - i) * kPage;
-    wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
-    if (ioctl(uffd_, UFFDIO_WRITEPROTECT, &wp) != 0) {
+    if (!write_protect(pages[i], (j - i) * kPage, true)) {
       *error = errno_text("UFFDIO_WRITEPROTECT (re-arm)");
       return false;
     }
-    if (!written->empty() && written->back().addr + written->back().pages * kPage == pages[i])
-      written->back().pages += j - i;
-    else
-      written->push_back({pages[i], j - i});
+    append_run(written, pages[i], j - i);
     i = j;
   }
   return true;
@@ -331,13 +325,7 @@ bool WriteTracker::collect(void *addr, size_t len, std::vector<Run> *written, st
       return false;
     }
     for (long i = 0; i < n; ++i) {
-      uintptr_t start = regions[i].start;
-      size_t pages = (regions[i].end - regions[i].start) / kPage;
-      // A run cut where one scan's vector filled continues in the next.
-      if (!written->empty() && written->back().addr + written->back().pages * kPage == start)
-        written->back().pages += pages;
-      else
-        written->push_back({start, pages});
+      append_run(written, regions[i].start, (regions[i].end - regions[i].start) / kPage);
     }
     // The walk stops early only when the vector is full.
     if (arg.walk_end >= arg.end || n == 0) break;

@@ -340,6 +340,9 @@ class Runtime final : public EngineHost {
   // The protection change itself (runtime_pages.cpp), one mprotect per
   // stretch of consecutive addresses.
   void protect_run(PageId first, PageId count, Access access);
+  // mprotect of `pages` pages of the view at `start`; at the mapping limit
+  // the job ends saying so.
+  void protect_view(void *start, PageId pages, Access access);
 
   // ---- the cache's frame pool (runtime_frame_pool.cpp) ----
   void open_frame_pool(uint64_t cache_pages);  // init, by open_cache

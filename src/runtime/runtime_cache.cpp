@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/page_runs.h"
 #include "runtime/runtime.h"
 
 namespace agora {
@@ -95,12 +96,7 @@ void Runtime::cache_forget(PageId first, PageId count) {
 
 void Runtime::protect_in_runs(std::vector<PageId> *pages, Access access) {
   std::sort(pages->begin(), pages->end());
-  for (size_t i = 0; i < pages->size();) {
-    size_t j = i + 1;
-    while (j < pages->size() && (*pages)[j] == (*pages)[j - 1] + 1) ++j;
-    protect_run((*pages)[i], j - i, access);
-    i = j;
-  }
+  for_each_page_run(*pages, [&](PageId first, PageId count) { protect_run(first, count, access); });
 }
 
 void Runtime::cache_trim() {
@@ -177,14 +173,11 @@ void Runtime::cache_trim() {
     release_frames(gone, &unpooled);
     gone.swap(unpooled);
   }
-  for (size_t i = 0; i < gone.size();) {
-    size_t j = i + 1;
-    while (j < gone.size() && gone[j] == gone[j - 1] + 1) ++j;
-    if (!platform::vm_discard(range_, gone[i] * page, (j - i) * page))
-      fatal("cannot discard the frames of evicted pages %llu..+%zu: %s", (unsigned long long)gone[i], j - i,
-            std::strerror(errno));
-    i = j;
-  }
+  for_each_page_run(gone, [&](PageId first, PageId count) {
+    if (!platform::vm_discard(range_, first * page, count * page))
+      fatal("cannot discard the frames of evicted pages %llu..+%llu: %s", (unsigned long long)first,
+            (unsigned long long)count, std::strerror(errno));
+  });
 }
 
 }  // namespace agora

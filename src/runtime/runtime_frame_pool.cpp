@@ -91,7 +91,6 @@ bool Runtime::pool_frames_held() const { return frame_slots_ && frame_slots_->an
 void Runtime::protect_pooled(PageId first, PageId count, Access access) {
   // Pages holding a slot not mapped yet are mapped in (consecutive slots in
   // one call); the rest change protection as usual.
-  const size_t page = page_size();
   auto to_map = [&](PageId p) { return access != Access::None && frame_slots_->slot_of(p) != FrameSlots::kNone &&
                                        !frame_slots_->mapped(p); };
   for (PageId p = first, end = first + count; p < end;) {
@@ -111,10 +110,8 @@ void Runtime::protect_pooled(PageId first, PageId count, Access access) {
       }
       for (PageId q = p; q < p + n; ++q) frame_slots_->set_mapped(q, true);
       stats_.cache_frames_pooled += n;
-    } else if (!platform::vm_protect(addr, n * page, access)) {
-      const int err = errno;
-      fatal("mprotect of %llu page(s) at %p to %s failed: %s%s", (unsigned long long)n, addr, access_name(access),
-            std::strerror(err), err == ENOMEM ? map_limit_advice().c_str() : "");
+    } else {
+      protect_view(addr, n, access);
     }
     p += n;
   }
@@ -126,7 +123,7 @@ void Runtime::release_frames(const std::vector<PageId> &pages, std::vector<PageI
   const size_t page = page_size();
   for (size_t i = 0; i < pages.size();) {
     const PageId p = pages[i];
-    if (!frame_slots_ || frame_slots_->slot_of(p) == FrameSlots::kNone) {
+    if (frame_slots_->slot_of(p) == FrameSlots::kNone) {
       if (unpooled) unpooled->push_back(p);
       ++i;
       continue;

@@ -30,14 +30,17 @@ void Runtime::protect_run(PageId first, PageId count, Access access) {
     PageId n = 1;
     while (p + n < first + count && space_->addr_of(p + n) == start + n * page_size()) ++n;
     for (PageId q = p; q < p + n; ++q) observe_access(q, access);
-    if (pooled) {
-      protect_pooled(p, n, access);  // copies in the frame pool are mapped in
-    } else if (!platform::vm_protect((void *)start, n * page_size(), access)) {
-      const int err = errno;
-      fatal("mprotect of %llu page(s) at %p to %s failed: %s%s", (unsigned long long)n, (void *)start,
-            access_name(access), std::strerror(err), err == ENOMEM ? map_limit_advice().c_str() : "");
-    }
+    if (pooled) protect_pooled(p, n, access);  // copies in the frame pool are mapped in
+    else protect_view((void *)start, n, access);
     p += n;
+  }
+}
+
+void Runtime::protect_view(void *start, PageId pages, Access access) {
+  if (!platform::vm_protect(start, pages * page_size(), access)) {
+    const int err = errno;
+    fatal("mprotect of %llu page(s) at %p to %s failed: %s%s", (unsigned long long)pages, start, access_name(access),
+          std::strerror(err), err == ENOMEM ? map_limit_advice().c_str() : "");
   }
 }
 

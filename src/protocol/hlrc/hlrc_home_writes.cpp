@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "common/log.h"
+#include "common/page_runs.h"
 #include "common/stats.h"
 #include "protocol/hlrc/hlrc_engine.h"
 
@@ -59,12 +60,7 @@ void HlrcEngine::collect_home_writes() {
   // In runs (a reader's sweep marks thousands at once): a write before
   // tracking starts is in this interval still, which notices every page.
   std::sort(to_track.begin(), to_track.end());
-  for (size_t i = 0; i < to_track.size();) {
-    size_t j = i + 1;
-    while (j < to_track.size() && to_track[j] == to_track[j - 1] + 1) ++j;
-    host_.track_home_writes(to_track[i], j - i);
-    i = j;
-  }
+  for_each_page_run(to_track, [&](PageId first, PageId count) { host_.track_home_writes(first, count); });
   pages.clear();
   host_.collect_home_writes(&pages);
   for (PageId page : pages) {
