@@ -44,7 +44,10 @@ bool observe_start(const Config &config, int rank, int nranks, uintptr_t base, u
   if (config.trace_dir.empty() && !config.profile) return true;
   auto outputs = std::make_unique<Outputs>();
   std::string dir = output_dir(config);
-  std::string suffix = "." + std::to_string(rank) + ".json";
+  // Appended in steps: gcc 12 warns falsely (-Wrestrict) on "." + to_string().
+  std::string suffix = ".";
+  suffix += std::to_string(rank);
+  suffix += ".json";
   if (!config.trace_dir.empty()) {
     outputs->trace_path = dir + "/agora-trace" + suffix;
     if (!writable("AGORA_TRACE", outputs->trace_path, error)) return false;

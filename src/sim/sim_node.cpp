@@ -15,13 +15,14 @@ SimNode::SimNode(SimCluster &cluster, Rank rank)
       semaphores_(*this, [this](uint64_t object) { return manager_of(object); }),
       conditions_(*this, [this](uint64_t object) { return manager_of(object); }),
       thread_reductions_(*this, [this](uint64_t object) { return manager_of(object); }),
-      cache_(cluster.options().cache_pages, cluster.options().cache_policy, cluster.options().cache_pages / 4),
-      watch_(*this, options_.watch, [this] {
-        RankState s = hang_state_ ? hang_state_() : RankState{};
-        s.sent = stats_.messages_sent;
-        s.received = messages_in_;
-        return s;
-      }) {
+      watch_(*this, options_.watch,
+             [this] {
+               RankState s = hang_state_ ? hang_state_() : RankState{};
+               s.sent = stats_.messages_sent;
+               s.received = messages_in_;
+               return s;
+             }),
+      cache_(cluster.options().cache_pages, cluster.options().cache_policy, cluster.options().cache_pages / 4) {
   const SimOptions &o = options_;
   frames_.assign(o.total_pages() * o.page_size, std::byte{0});
   view_.assign(o.total_pages(), kUnset);

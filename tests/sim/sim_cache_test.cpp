@@ -16,6 +16,7 @@
 #include <string>
 
 #include "sim/sim_program.h"
+#include "sim/sim_seeds.h"
 #include "sim/sim_regc_program.h"
 
 using namespace agora;
@@ -115,15 +116,10 @@ Outcome run_protocol(const std::string &protocol, uint64_t seed, Mutation m) {
   return run_regc(protocol, seed, m);
 }
 
-uint64_t seeds_or(uint64_t n) {
-  if (const char *env = std::getenv("AGORA_SIM_SEEDS")) return std::strtoull(env, nullptr, 10);
-  return n;
-}
-
 void expect_correct_under_eviction(const std::string &protocol, uint64_t seeds) {
-  uint64_t first = 1;
-  seeds = seeds_or(seeds);
-  if (const char *env = std::getenv("AGORA_SIM_SEED")) first = std::strtoull(env, nullptr, 10), seeds = 1;
+  const SeedRange range = sim_seeds(seeds);
+  seeds = range.count;
+  const uint64_t first = range.first;
   Stats totals;
   for (uint64_t seed = first; seed < first + seeds; ++seed) {
     Outcome r = run_protocol(protocol, seed, Mutation::None);
@@ -144,7 +140,7 @@ void expect_correct_under_eviction(const std::string &protocol, uint64_t seeds) 
 
 // Seeds caught of seeds run, for a planted bug.
 void expect_caught(const std::string &protocol, Mutation m, const char *name, uint64_t seeds, uint64_t at_least) {
-  seeds = seeds_or(seeds);
+  seeds = sim_seed_count(seeds);
   uint64_t caught = 0, first = 0;
   std::string failure;
   for (uint64_t seed = 1; seed <= seeds; ++seed) {

@@ -17,6 +17,7 @@
 
 #include "sim/sim_access.h"
 #include "sim/sim_scheduler.h"
+#include "sim/sim_seeds.h"
 
 using namespace agora;
 using namespace agora::simtest;
@@ -201,10 +202,10 @@ Result run_condition(uint64_t seed, const std::string &protocol) {
 }
 
 void run_seeds(const std::string &protocol) {
-  uint64_t seeds = 2000, first = 1, waits = 0, timeouts = 0;
-  if (const char *env = std::getenv("AGORA_SIM_SEEDS")) seeds = std::strtoull(env, nullptr, 10);
-  if (const char *env = std::getenv("AGORA_SIM_SEED")) first = std::strtoull(env, nullptr, 10), seeds = 1;
-  for (uint64_t seed = first; seed < first + seeds; ++seed) {
+  const SeedRange range = sim_seeds(2000);
+  const uint64_t seeds = range.count;
+  uint64_t waits = 0, timeouts = 0;
+  for (uint64_t seed = range.first; seed < range.end(); ++seed) {
     Result r = run_condition(seed, protocol);
     ASSERT_TRUE(r.ok) << r.failure << "\nreplay: AGORA_SIM_SEED=" << seed
                       << " ./sim_tests --gtest_filter='SimConditions.*'";

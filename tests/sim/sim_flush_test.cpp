@@ -29,6 +29,7 @@
 #include "protocol/shared/flush_observers.h"
 #include "sim/sim_access.h"
 #include "sim/sim_scheduler.h"
+#include "sim/sim_seeds.h"
 
 using namespace agora;
 using namespace agora::simtest;
@@ -105,11 +106,6 @@ Layout layout_for(uint64_t seed, const SimCluster &cluster) {
     l.slow_to = (Rank)((l.slow_from + 1 + (h >> 40) % 2) % 3);
   }
   return l;
-}
-
-uint64_t seeds_from_env(uint64_t seeds) {
-  if (const char *env = std::getenv("AGORA_SIM_SEEDS")) seeds = std::strtoull(env, nullptr, 10);
-  return seeds;
 }
 
 Outcome run_flush(uint64_t seed, const Case &c) {
@@ -377,9 +373,9 @@ uint64_t g_pair_checks = 0;  // over the last run_cases
 Stats run_cases(const std::vector<Case> &cases, uint64_t seeds) {
   Stats total;
   g_pair_checks = 0;
-  seeds = seeds_from_env(seeds);
-  uint64_t first = 1;
-  if (const char *env = std::getenv("AGORA_SIM_SEED")) first = std::strtoull(env, nullptr, 10), seeds = 1;
+  const SeedRange range = sim_seeds(seeds);
+  seeds = range.count;
+  const uint64_t first = range.first;
   for (const Case &c : cases) {
     for (uint64_t seed = first; seed < first + seeds; ++seed) {
       Outcome r = run_flush(seed, c);
@@ -438,7 +434,7 @@ int caught_without_acks(const std::string &protocol, uint64_t seeds) {
 }
 
 TEST(SimFlush, CheckerCatchesMultiPageFlushThatIsNotAtomic) {
-  const uint64_t seeds = seeds_from_env(1500);
+  const uint64_t seeds = sim_seed_count(1500);
   int caught = 0;
   for (uint64_t seed = 1; seed <= seeds; ++seed)
     if (!run_flush(seed, {"hlrc", FlushMode::Observer, false, true}).ok) ++caught;
@@ -448,7 +444,7 @@ TEST(SimFlush, CheckerCatchesMultiPageFlushThatIsNotAtomic) {
 }
 
 TEST(SimFlush, CheckerCatchesFlushWithoutAcks) {
-  const uint64_t seeds = seeds_from_env(1500);
+  const uint64_t seeds = sim_seed_count(1500);
   for (const char *protocol : {"hlrc", "regc"}) {
     int caught = caught_without_acks(protocol, seeds);
     std::printf("flush without acks (%s): caught on %d of %llu seeds\n", protocol, caught,
@@ -720,7 +716,7 @@ SlotsOutcome run_flush_all_slots(uint64_t seed, bool one_sided) {
 }
 
 TEST(SimFlush, FlushAllSeesHomeWritesOfPagesReadByPlainFaults) {
-  const uint64_t seeds = seeds_from_env(1000);
+  const uint64_t seeds = sim_seed_count(1000);
   for (bool one_sided : {false, true}) {
     SCOPED_TRACE(one_sided ? "one-sided reads" : "reads by message");
     Stats total;

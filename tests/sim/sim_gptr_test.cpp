@@ -29,6 +29,7 @@
 #include <string>
 
 #include "sim/sim_gptr_cluster.h"
+#include "sim/sim_seeds.h"
 
 using namespace agora;
 using gptr::Mutation;
@@ -193,7 +194,7 @@ class Run {
 
   uint64_t next_value(Rank n, Node &node) { return (uint64_t)(n + 1) << 56 | (uint64_t)(phase_ + 1) << 40 | ++node.seq; }
 
-  void record_write(Rank n, Node &node, Rank home, uint32_t word, uint64_t v) {
+  void record_write(Rank /*writer*/, Node &node, Rank home, uint32_t word, uint64_t v) {
     node.own_latest[slot(home, word)] = v;
     phase_values_[slot(home, word)].push_back(v);
     current_[slot(home, word)] = v;  // the single writer's order is the location's order
@@ -377,11 +378,6 @@ class Run {
 
 Result run_seed(const Config &c, uint64_t seed) { return Run(c, seed).go(); }
 
-uint64_t seeds_from_env(uint64_t fallback) {
-  const char *s = std::getenv("AGORA_SIM_SEEDS");
-  return s ? std::strtoull(s, nullptr, 10) : fallback;
-}
-
 // A mutation's catch is a property of fixed seeds (the schedules are
 // deterministic), so its tests run the same seeds whatever AGORA_SIM_SEEDS
 // says: fewer could miss the few that expose it.
@@ -389,9 +385,10 @@ constexpr uint64_t kMutationSeeds = 5000;
 
 // Runs many seeds; returns how many failed, printing the first.
 int failures(const Config &c, uint64_t seeds, gptr::Counters *sum = nullptr) {
-  if (const char *one = std::getenv("AGORA_SIM_SEED")) {
-    Result r = run_seed(c, std::strtoull(one, nullptr, 10));
-    if (!r.ok) std::printf("seed %s: %s\n", one, r.why.c_str());
+  if (simtest::sim_seed_replay()) {
+    const uint64_t one = simtest::sim_seeds(1).first;
+    Result r = run_seed(c, one);
+    if (!r.ok) std::printf("seed %llu: %s\n", (unsigned long long)one, r.why.c_str());
     return r.ok ? 0 : 1;
   }
   int failed = 0;
@@ -416,7 +413,7 @@ class SchemeTest : public ::testing::TestWithParam<Scheme> {};
 
 TEST_P(SchemeTest, KeepsProgramOrderAndBarrierConsistencyOnAReorderingNetwork) {
   gptr::Counters sum;
-  EXPECT_EQ(failures({GetParam(), Mutation::None, true}, seeds_from_env(5000), &sum), 0);
+  EXPECT_EQ(failures({GetParam(), Mutation::None, true}, simtest::sim_seed_count(5000), &sum), 0);
   // The mechanisms were exercised, not idle.
   switch (GetParam()) {
     case Scheme::OrderCache: EXPECT_GT(sum.hits, 0u); EXPECT_GT(sum.write_backs, 0u); [[fallthrough]];
@@ -428,7 +425,7 @@ TEST_P(SchemeTest, KeepsProgramOrderAndBarrierConsistencyOnAReorderingNetwork) {
 }
 
 TEST_P(SchemeTest, KeepsThemOnAFifoNetwork) {
-  EXPECT_EQ(failures({GetParam(), Mutation::None, false}, seeds_from_env(500)), 0);
+  EXPECT_EQ(failures({GetParam(), Mutation::None, false}, simtest::sim_seed_count(500)), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Gptr, SchemeTest,
@@ -436,7 +433,7 @@ INSTANTIATE_TEST_SUITE_P(Gptr, SchemeTest,
                          [](const auto &info) { return std::string(gptr::scheme_name(info.param)); });
 
 TEST(GptrDirect, IsCorrectOnAFifoNetworkOnly) {
-  EXPECT_EQ(failures({Scheme::Direct, Mutation::None, false}, seeds_from_env(1000)), 0);
+  EXPECT_EQ(failures({Scheme::Direct, Mutation::None, false}, simtest::sim_seed_count(1000)), 0);
   // Without per-pair order nothing keeps one rank's accesses to a location in order.
   EXPECT_GT(failures({Scheme::Direct, Mutation::None, true}, 1000), 0);
 }

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "sim/sim_program.h"
+#include "sim/sim_seeds.h"
 
 using namespace agora;
 using namespace agora::simtest;
@@ -75,21 +76,16 @@ SimOptions host_options_for(uint64_t seed, IntervalPolicy policy, Host host) {
 // semaphore hand-offs on odd ones.
 ProgramShape mixed_shape_for(uint64_t seed) { return seed % 2 ? thread_sync_shape_for(seed) : shape_for(seed); }
 
-uint64_t seeds_from_env(uint64_t seeds) {
-  if (const char *env = std::getenv("AGORA_SIM_SEEDS")) seeds = std::strtoull(env, nullptr, 10);
-  return seeds;
-}
-
 // Returns every node's statistics over all seeds combined.
 Stats run_seeds(IntervalPolicy policy, ProgramShape (*shape_of)(uint64_t) = shape_for,
                 uint64_t seeds = 2000, const char *test = "", Host host = Host::Today) {
   Stats totals;
   if (const char *only = std::getenv("AGORA_SIM_POLICY"))
     if (std::strcmp(only, policy_name(policy)) != 0) return totals;
-  seeds = seeds_from_env(seeds);
-  uint64_t first = 1, total_messages = 0;
-  if (const char *env = std::getenv("AGORA_SIM_SEED")) first = std::strtoull(env, nullptr, 10), seeds = 1;
-  for (uint64_t seed = first; seed < first + seeds; ++seed) {
+  const SeedRange range = sim_seeds(seeds);
+  seeds = range.count;
+  uint64_t total_messages = 0;
+  for (uint64_t seed = range.first; seed < range.end(); ++seed) {
     SimOptions o = host == Host::Today && shape_of != mixed_shape_for ? options_for(seed, policy)
                                                                      : host_options_for(seed, policy, host);
     RunResult r = run_against_latest_write(o, shape_of(seed));
@@ -165,7 +161,7 @@ namespace {
 // new was exercised, so that the shadow model's verdict covers it.
 void run_host(IntervalPolicy policy, Host host, const char *test) {
   Stats t = run_seeds(policy, mixed_shape_for, 2000, test, host);
-  if (::testing::Test::HasFailure() || std::getenv("AGORA_SIM_SEED") || seeds_from_env(2000) < 50) return;
+  if (::testing::Test::HasFailure() || sim_seed_replay() || sim_seed_count(2000) < 50) return;
   if (const char *only = std::getenv("AGORA_SIM_POLICY"))
     if (std::strcmp(only, policy_name(policy)) != 0) return;
   EXPECT_GT(t.pages_prefetched, 0u);

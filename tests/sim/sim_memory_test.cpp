@@ -23,6 +23,7 @@
 
 #include "sim/sim_access.h"
 #include "sim/sim_scheduler.h"
+#include "sim/sim_seeds.h"
 
 using namespace agora;
 using namespace agora::simtest;
@@ -318,10 +319,10 @@ Result run_memory(const SimOptions &o, bool placed_jobs = true) {
 }
 
 void run_seeds(const std::string &protocol) {
-  uint64_t seeds = 2000, first = 1, placed = 0, remote = 0;
-  if (const char *env = std::getenv("AGORA_SIM_SEEDS")) seeds = std::strtoull(env, nullptr, 10);
-  if (const char *env = std::getenv("AGORA_SIM_SEED")) first = std::strtoull(env, nullptr, 10), seeds = 1;
-  for (uint64_t seed = first; seed < first + seeds; ++seed) {
+  const SeedRange range = sim_seeds(2000);
+  const uint64_t seeds = range.count;
+  uint64_t placed = 0, remote = 0;
+  for (uint64_t seed = range.first; seed < range.end(); ++seed) {
     Result r = run_memory(options_for(seed, protocol));
     ASSERT_TRUE(r.ok) << r.failure << "\nreplay: AGORA_SIM_SEED=" << seed << " ./sim_tests --gtest_filter='SimMemory.*'";
     placed += r.placed;

@@ -20,6 +20,7 @@
 
 #include "sim/sim_regc_oracle.h"
 #include "sim/sim_regc_program.h"
+#include "sim/sim_seeds.h"
 
 using namespace agora;
 using namespace agora::simtest;
@@ -90,12 +91,10 @@ struct Totals {
 // lowers it (the sanitizer job's 500 would otherwise multiply them).
 Totals run_seeds(const std::string &protocol, uint64_t count, bool stop_at_failure,
                  EngineOptions engine = {}, Tracking tracking = Tracking::BySeed) {
-  uint64_t first = 1;
-  if (const char *env = std::getenv("AGORA_SIM_SEEDS")) {
-    const uint64_t n = std::strtoull(env, nullptr, 10);
-    count = engine.mutation == EngineOptions::Mutation::None ? n : std::min(count, n);
-  }
-  if (const char *env = std::getenv("AGORA_SIM_SEED")) first = std::strtoull(env, nullptr, 10), count = 1;
+  const SeedRange range =
+      engine.mutation == EngineOptions::Mutation::None ? sim_seeds(count) : sim_seeds_at_most(count);
+  const uint64_t first = range.first;
+  count = range.count;
   Totals t;
   auto start = std::chrono::steady_clock::now();
   for (uint64_t seed = first; seed < first + count; ++seed) {
@@ -211,8 +210,7 @@ TEST(SimRegc, RunsFetchedInOneMessage) {
     if (!protocol_built(protocol)) continue;
     Stats totals;
     // A fifth of AGORA_SIM_SEEDS when set (the sanitizer job: 100), else 400.
-    const char *env = std::getenv("AGORA_SIM_SEEDS");
-    const uint64_t seeds = env ? std::max<uint64_t>(1, std::strtoull(env, nullptr, 10) / 5) : 400;
+    const uint64_t seeds = std::max<uint64_t>(1, sim_seed_count(2000) / 5);
     for (uint64_t seed = 1; seed <= seeds; ++seed) {
       SimOptions o = options_for(seed, protocol);
       o.pages = 4 + (seed / 4) % 8;
@@ -380,7 +378,9 @@ void expect_scenarios_pass(const std::string &protocol, EngineOptions engine = {
   for (const Scenario &sc : scenarios()) {
     ScenarioRuns r = run_scenario(sc, protocol, engine);
     EXPECT_EQ(r.failed, 0) << sc.name << ": " << r.failure;
-    if (sc.rule) EXPECT_GT(r.constrained[sc.rule], 0u) << sc.name << " never constrained a read by rule " << sc.rule;
+    if (sc.rule) {
+      EXPECT_GT(r.constrained[sc.rule], 0u) << sc.name << " never constrained a read by rule " << sc.rule;
+    }
   }
 }
 

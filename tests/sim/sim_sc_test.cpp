@@ -10,6 +10,7 @@
 #include "common/stats.h"
 #include "protocol/sc/sc_engine.h"
 #include "sim/sim_program.h"
+#include "sim/sim_seeds.h"
 
 using namespace agora;
 using namespace agora::simtest;
@@ -79,16 +80,6 @@ RunResult run_sc_counted(const SimOptions &options, const ProgramShape &shape, S
   return r;
 }
 
-uint64_t seeds_from_env(uint64_t fallback, uint64_t *first) {
-  *first = 1;
-  if (const char *env = std::getenv("AGORA_SIM_SEED")) {
-    *first = std::strtoull(env, nullptr, 10);
-    return 1;
-  }
-  if (const char *env = std::getenv("AGORA_SIM_SEEDS")) return std::strtoull(env, nullptr, 10);
-  return fallback;
-}
-
 // How many of seeds 1..n a mutation makes the tester fail.
 int seeds_caught(EngineOptions::Mutation mutation, uint64_t n) {
   int caught = 0;
@@ -104,7 +95,8 @@ int seeds_caught(EngineOptions::Mutation mutation, uint64_t n) {
 }  // namespace
 
 TEST(SimSc, SequentialRunsPrefetchAndBatchOverManySeeds) {
-  uint64_t first = 1, seeds = seeds_from_env(2000, &first);
+  const SeedRange range = sim_seeds(2000);
+  const uint64_t first = range.first, seeds = range.count;
   SequentialCounts total;
   uint64_t seeds_prefetching = 0, seeds_batching = 0;
   for (uint64_t seed = first; seed < first + seeds; ++seed) {
@@ -136,7 +128,8 @@ TEST(SimSc, SequentialRunsPrefetchAndBatchOverManySeeds) {
 }
 
 TEST(SimSc, SequentialRunsWithPrefetchOffUseNoRuns) {
-  uint64_t first = 1, seeds = seeds_from_env(300, &first);
+  const SeedRange range = sim_seeds(300);
+  const uint64_t first = range.first, seeds = range.count;
   for (uint64_t seed = first; seed < first + seeds; ++seed) {
     SimOptions o = sequential_options_for(seed);
     o.engine.prefetch_max = 0;  // AGORA_PREFETCH=0
@@ -163,9 +156,10 @@ TEST(SimSc, CheckerCatchesBatchedInvalidationSkippingAReader) {
 
 TEST(SimSc, RandomProgramsOverManySeeds) {
   uint64_t seeds = 3000;
-  if (const char *env = std::getenv("AGORA_SIM_SEEDS")) seeds = std::strtoull(env, nullptr, 10);
-  uint64_t first = 1, total_messages = 0;
-  if (const char *env = std::getenv("AGORA_SIM_SEED")) first = std::strtoull(env, nullptr, 10), seeds = 1;
+  const SeedRange range = sim_seeds(seeds);
+  seeds = range.count;
+  const uint64_t first = range.first;
+  uint64_t total_messages = 0;
   for (uint64_t seed = first; seed < first + seeds; ++seed) {
     RunResult r = run_sc(options_for(seed), shape_for(seed));
     ASSERT_TRUE(r.ok) << r.failure << "\nreplay: AGORA_SIM_SEED=" << seed << " ./sim_tests";
@@ -179,9 +173,9 @@ TEST(SimSc, ThreadBarriersOverManySeeds) {
   // instead of the node-level barrier: every thread leaves a round only when
   // all have arrived, exactly one as the serial thread.
   uint64_t seeds = 2000;
-  if (const char *env = std::getenv("AGORA_SIM_SEEDS")) seeds = std::strtoull(env, nullptr, 10);
-  uint64_t first = 1;
-  if (const char *env = std::getenv("AGORA_SIM_SEED")) first = std::strtoull(env, nullptr, 10), seeds = 1;
+  const SeedRange range = sim_seeds(seeds);
+  seeds = range.count;
+  const uint64_t first = range.first;
   for (uint64_t seed = first; seed < first + seeds; ++seed) {
     ProgramShape s = shape_for(seed);
     s.thread_barrier_fraction = 0.5;

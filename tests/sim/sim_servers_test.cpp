@@ -12,18 +12,12 @@
 #include <cstdlib>
 
 #include "sim_program.h"
+#include "sim/sim_seeds.h"
 
 using namespace agora;
 using namespace agora::simtest;
 
 namespace {
-
-uint64_t seeds_from_env(uint64_t seeds, uint64_t *first) {
-  *first = 1;
-  if (const char *env = std::getenv("AGORA_SIM_SEEDS")) seeds = std::strtoull(env, nullptr, 10);
-  if (const char *env = std::getenv("AGORA_SIM_SEED")) *first = std::strtoull(env, nullptr, 10), seeds = 1;
-  return seeds;
-}
 
 SimOptions options_for(uint64_t seed, const char *protocol) {
   SimOptions o;
@@ -57,8 +51,10 @@ ProgramShape race_free_shape_for(uint64_t seed) {
 }
 
 void run(const char *protocol, IntervalPolicy policy, bool race_free, uint64_t default_seeds) {
-  uint64_t first, seeds = seeds_from_env(default_seeds, &first), messages = 0;
-  for (uint64_t seed = first; seed < first + seeds; ++seed) {
+  const SeedRange range = sim_seeds(default_seeds);
+  const uint64_t seeds = range.count;
+  uint64_t messages = 0;
+  for (uint64_t seed = range.first; seed < range.end(); ++seed) {
     SimOptions o = options_for(seed, protocol);
     o.engine.intervals = policy;
     RunResult r = run_against_latest_write(o, race_free ? race_free_shape_for(seed) : racy_shape_for(seed));

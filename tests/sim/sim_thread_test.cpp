@@ -22,6 +22,7 @@
 
 #include "sim/sim_access.h"
 #include "sim/sim_scheduler.h"
+#include "sim/sim_seeds.h"
 
 using namespace agora;
 using namespace agora::simtest;
@@ -285,16 +286,11 @@ Result run_fork_join(const SimOptions &o) {
   return result;
 }
 
-uint64_t seeds_or(uint64_t n, uint64_t *first) {
-  *first = 1;
-  if (const char *env = std::getenv("AGORA_SIM_SEEDS")) n = std::strtoull(env, nullptr, 10);
-  if (const char *env = std::getenv("AGORA_SIM_SEED")) *first = std::strtoull(env, nullptr, 10), n = 1;
-  return n;
-}
-
 void run_seeds(const std::string &protocol, IntervalPolicy policy = IntervalPolicy::Lazy) {
-  uint64_t first, seeds = seeds_or(2000, &first), messages = 0, remote = 0;
-  for (uint64_t seed = first; seed < first + seeds; ++seed) {
+  const SeedRange range = sim_seeds(2000);
+  const uint64_t seeds = range.count;
+  uint64_t messages = 0, remote = 0;
+  for (uint64_t seed = range.first; seed < range.end(); ++seed) {
     SimOptions o = options_for(seed, protocol);
     o.engine.intervals = policy;
     Result r = run_fork_join(o);
