@@ -1,4 +1,4 @@
-/* Global pointers (include/agora/gptr.h) on real ranks, one sub-test a run,
+/* Global pointers (include/agora/gptr.h) on real ranks, one or more sub-tests a run,
  * under whichever scheme agorarun --gptr chose (checked against AGORA_GPTR):
  *
  *   gptr scalar                 blocking reads/writes of widths 1, 2, 4, 8 at
@@ -1281,6 +1281,30 @@ static void test_alloc_differ(void)
     CHECK(0, "agora_gptr_alloc with different sizes was accepted");
 }
 
+/* Runs one sub-test with its own arguments; rank 0 says it passed. */
+static void run_subtest(const char *test, int argc, char **argv)
+{
+    OK(agora_barrier());
+    OK(agora_gptr_stats_reset());
+    OK(agora_barrier());
+    rnd_state = mix(77 + me);
+    if (strcmp(test, "scalar") == 0) test_scalar();
+    else if (strcmp(test, "async") == 0) test_async();
+    else if (strcmp(test, "bulk") == 0) test_bulk(argc > 0 ? strtoull(argv[0], NULL, 0) : (1u << 20) + 13);
+    else if (strcmp(test, "store") == 0) test_store();
+    else if (strcmp(test, "order") == 0) test_order(argc > 0 ? atoi(argv[0]) : 8000);
+    else if (strcmp(test, "visibility") == 0)
+        test_visibility(argc > 0 ? atoi(argv[0]) : 30, argc > 1 ? atoi(argv[1]) : 300);
+    else if (strcmp(test, "sharing") == 0) test_sharing(argc > 0 ? atoi(argv[0]) : 6);
+    else if (strcmp(test, "threads") == 0) test_threads(argc > 0 ? atoi(argv[0]) : 3000);
+    else if (strcmp(test, "errors") == 0) test_errors(argc > 0 && strcmp(argv[0], "only0") == 0);
+    else if (strcmp(test, "zero_end") == 0) test_zero_end();
+    else if (strcmp(test, "alloc_differ") == 0) test_alloc_differ();
+    else CHECK(0, "unknown sub-test %s", test);
+    OK(agora_barrier());
+    if (me == 0) printf("PASS gptr %s on %d ranks under %s\n", test, nr, scheme);
+}
+
 int main(int argc, char **argv)
 {
     CHECK(agora_gptr_alloc(64) == AGORA_GPTR_NULL, "agora_gptr_alloc before agora_init");
@@ -1291,26 +1315,18 @@ int main(int argc, char **argv)
     swcc = is("swcc");
     const char *want = getenv("AGORA_GPTR");
     if (want) CHECK(strcmp(scheme, want) == 0, "agora_gptr_scheme() is %s, AGORA_GPTR=%s", scheme, want);
-    CHECK(argc >= 2, "usage: gptr scalar|async|bulk [MAX]|store|order [OPS]|visibility [ROUNDS INCS]|sharing [ROUNDS]|"
-                     "threads [OPS]|"
+    CHECK(argc >= 2, "usage: gptr SUBTEST [ARGS] [SUBTEST [ARGS]]... where SUBTEST [ARGS] is scalar|async|"
+                     "bulk [MAX]|store|order [OPS]|visibility [ROUNDS INCS]|sharing [ROUNDS]|threads [OPS]|"
                      "errors [only0]|zero_end|alloc_differ");
     CHECK(nr >= 2, "needs 2 ranks or more");
-    const char *test = argv[1];
-    rnd_state = mix(77 + me);
-    if (strcmp(test, "scalar") == 0) test_scalar();
-    else if (strcmp(test, "async") == 0) test_async();
-    else if (strcmp(test, "bulk") == 0) test_bulk(argc > 2 ? strtoull(argv[2], NULL, 0) : (1u << 20) + 13);
-    else if (strcmp(test, "store") == 0) test_store();
-    else if (strcmp(test, "order") == 0) test_order(argc > 2 ? atoi(argv[2]) : 8000);
-    else if (strcmp(test, "visibility") == 0)
-        test_visibility(argc > 2 ? atoi(argv[2]) : 30, argc > 3 ? atoi(argv[3]) : 300);
-    else if (strcmp(test, "sharing") == 0) test_sharing(argc > 2 ? atoi(argv[2]) : 6);
-    else if (strcmp(test, "threads") == 0) test_threads(argc > 2 ? atoi(argv[2]) : 3000);
-    else if (strcmp(test, "errors") == 0) test_errors(argc > 2 && strcmp(argv[2], "only0") == 0);
-    else if (strcmp(test, "zero_end") == 0) test_zero_end();
-    else if (strcmp(test, "alloc_differ") == 0) test_alloc_differ();
-    else CHECK(0, "unknown sub-test %s", test);
+    /* Several sub-tests run one after the other in one job (one launch for
+     * many checks); each starts from a barrier with its counters reset. */
+    for (int i = 1; i < argc;) {
+        const char *test = argv[i++];
+        int first_arg = i;
+        while (i < argc && ((argv[i][0] >= '0' && argv[i][0] <= '9') || strcmp(argv[i], "only0") == 0)) ++i;
+        run_subtest(test, i - first_arg, argv + first_arg);
+    }
     OK(agora_finalize());
-    if (me == 0) printf("PASS gptr %s on %d ranks under %s\n", test, nr, scheme);
     return 0;
 }
