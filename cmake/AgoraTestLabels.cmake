@@ -3,21 +3,56 @@
 # toolchain and the launcher) and `bench` (the benchmark programs and
 # bench/run), so that a developer runs one slice: `ctest -L sim`.
 #
+# Tiers: scripts/run-tests.sh runs the fast tier, every test without the
+# label `full` (ctest -LE full); `--full` runs them all. A test is full-tier
+# only when its name matches AGORA_FULL_TIER_ONLY below, each pattern with
+# the reason the fast tier can do without it (docs/testing.md).
+#
 # Each CMakeLists.txt under tests/ ends with agora_label_tests(<label>): the
 # tests it declared that carry no label yet get <label>, except those named
 # bench_*, which get `bench`. The test `ctest_labels` (tests/check_labels.py)
 # fails if any test has none of the four labels or more than one.
+# regc and regc-page are one engine (src/protocol/regc) that differs in one
+# decision: whether a span's entries and small ordinary diffs travel as
+# updates or as notices. The fast tier keeps regc-page where that decision
+# is exercised (locks with writes in spans, flush, eviction, home writes,
+# one-sided reads, store tracing, the programs that lock) and runs the rest,
+# which the decision does not reach, only under the other three protocols.
+set(AGORA_FAST_REGC_PAGE
+  "^(regc_|lrc_|sync_|wait_block_lrc|threadsync_(locks|condvar|sem)_|flush_|cache_|one_sided_|store_trace_|stats_api_|programs_water_like)")
+set(AGORA_FULL_TIER_ONLY
+  # regc-page outside AGORA_FAST_REGC_PAGE.
+  "regc-page"
+  CACHE INTERNAL "")
+
+# Tests that time things (idle servers, oversubscription, wake-ups, hang
+# warnings) or pin CPUs run alone even under ctest -j2 (RUN_SERIAL).
+set(AGORA_SERIAL_TESTS
+  "^(wait_|service_wakeup_|hang_|signals_flood|signals_blocked|cluster_|doorbell_|servers_idle|servers_wake|litmus_)"
+  CACHE INTERNAL "")
+
 function(agora_label_tests default_label)
   get_property(tests DIRECTORY PROPERTY TESTS)
   foreach(test IN LISTS tests)
     get_test_property(${test} LABELS labels)
-    if(labels)
-      continue()
+    if(NOT labels)
+      if(test MATCHES "^bench_")
+        set(labels bench)
+      else()
+        set(labels ${default_label})
+      endif()
     endif()
-    if(test MATCHES "^bench_")
-      set_tests_properties(${test} PROPERTIES LABELS bench)
-    else()
-      set_tests_properties(${test} PROPERTIES LABELS ${default_label})
+    if(NOT "full" IN_LIST labels)
+      foreach(pattern IN LISTS AGORA_FULL_TIER_ONLY)
+        if(test MATCHES "${pattern}" AND NOT (pattern STREQUAL "regc-page" AND test MATCHES "${AGORA_FAST_REGC_PAGE}"))
+          list(APPEND labels full)
+          break()
+        endif()
+      endforeach()
+    endif()
+    set_tests_properties(${test} PROPERTIES LABELS "${labels}")
+    if(test MATCHES "${AGORA_SERIAL_TESTS}")
+      set_tests_properties(${test} PROPERTIES RUN_SERIAL TRUE)
     endif()
   endforeach()
 endfunction()

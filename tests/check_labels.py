@@ -32,8 +32,11 @@ def main():
               " (label them with agora_label_tests, cmake/AgoraTestLabels.cmake):")
         print("\n".join("  " + b for b in bad))
         return 1
+    full_only = sum(1 for test in tests for prop in test.get("properties", [])
+                    if prop["name"] == "LABELS" and "full" in prop["value"])
     print(f"{len(tests)} tests, each with one label: " +
-          ", ".join(f"{label} {counts[label]}" for label in sorted(SLICES)))
+          ", ".join(f"{label} {counts[label]}" for label in sorted(SLICES)) +
+          f"; fast tier {len(tests) - full_only}, full tier only {full_only}")
     return 0
 
 
