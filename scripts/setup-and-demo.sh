@@ -6,7 +6,10 @@
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh
+# Only what the demo needs: the library (static, shared, program-mode start),
+# the launcher and compiler wrappers, agora-info and the example (the tests
+# and benchmarks are built by scripts/run-tests.sh).
+scripts/build.sh agora agora_shared agora_program_start agora-info jacobi
 for n in 1 2 4; do build/bin/agorarun -n "$n" build/bin/jacobi 512 100; done
 build/bin/agorarun -n 2 --stats build/bin/jacobi 512 100
 build/bin/agoracc -O2 -o build/pthreads_matmul tests/programs/pthreads_matmul.c
