@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cross-checks the aarch64 port from an x86-64 machine (README "Platforms"):
+# Cross-checks the aarch64 port from an x86-64 machine (docs/internals.md, "Platforms"):
 # compiles every library source for aarch64 (with this machine's MPI
 # headers: compile only, no link), then builds the platform test
 # (tests/unit/platform_arch_test.cpp: fault read/write bit, call_on_stack)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Paper 000 figure 4 on Agora: STREAM triad weak scaling through a bounded
+"""Samhita/RegC figure 4 on Agora: STREAM triad weak scaling through a bounded
 cache of remote pages (docs/cache.md).
 
 Every worker works on the elements its neighbour homes (stream_triad
@@ -91,7 +91,7 @@ def main():
     # (bench/cache/frame_cost.c): the floor under every spilled page.
     floor = json.loads(subprocess.run([os.path.join(a.build, "bin", "bench_frame_cost"), "16384", "7"],
                                       capture_output=True, text=True, check=True).stdout)
-    doc = dict(benchmark="stream_triad --remote 1 (paper 000 figure 4)", cache_bytes=CACHE,
+    doc = dict(benchmark="stream_triad --remote 1 (Samhita/RegC figure 4)", cache_bytes=CACHE,
                data_per_rank_fits=DATA_FITS, rounds=a.rounds, loadavg=uptimes, frame_cost=floor,
                when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), results=results)
     with open(a.out, "w") as f:

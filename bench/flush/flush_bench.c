@@ -1,5 +1,5 @@
-/* agora_flush benchmarks (docs/flush.md, bench/flush/run_flush.py): paper
- * 004 §IV-C and §IV-D, run under AGORA_FLUSH=observer or basic.
+/* agora_flush benchmarks (docs/flush.md, bench/flush/run_flush.py): Wong
+ * & Rendell §IV-C and §IV-D, run under AGORA_FLUSH=observer or basic.
  *
  *   flush_bench phases N
  *     The 4-phase synthetic benchmark (table IV), 2 ranks: rank 0 homes x.
@@ -54,7 +54,7 @@ static const char *protocol(void) {
     return p ? p : "sc";
 }
 
-/* The flush events a rank received (paper 004's "flush related events"). */
+/* The flush events a rank received (Wong & Rendell's "flush related events"). */
 typedef struct {
     int64_t flushes, diffs, refresh_requests, refreshes, notices, acks, messages;
 } events_t;

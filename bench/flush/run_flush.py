@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/flush/run_flush.py -- paper 004's flush experiments, observer vs basic.
+"""bench/flush/run_flush.py -- Wong & Rendell's flush experiments, observer vs basic.
 
 One invocation runs bench/flush/flush_bench (docs/flush.md):
   phases    the 4-phase synthetic benchmark (table IV) under hlrc and regc,
@@ -86,7 +86,7 @@ def main():
     out = open(os.path.join(out_dir, "results.jsonl"), "w")
     log = open(os.path.join(out_dir, "runs.log"), "w")
     md = []
-    md.append("# agora_flush: observer vs basic (paper 004 §IV-C, §IV-D)\n")
+    md.append("# agora_flush: observer vs basic (Wong & Rendell §IV-C, §IV-D)\n")
     md.append("Run %s on %s, %d cores; load average at start %s; reps %d (medians).\n" % (
         datetime.datetime.now().isoformat(timespec="seconds"), os.uname().nodename, os.cpu_count(), loadavg(), a.reps))
 

@@ -1,4 +1,4 @@
-/* gptr_cg -- paper 002's naive conjugate gradient (Themis v0, section 3.3)
+/* gptr_cg -- Themis's naive conjugate gradient (Themis v0, section 3.3)
  * with explicit global pointers.
  *
  * The system is bench_cg's (bench/programs/cg.c): the 5-point Laplacian of
@@ -117,7 +117,7 @@ static double dot(const struct spread *a, const struct spread *b, size_t lo, siz
 }
 
 static const char usage[] = "usage: gptr_cg [-n K] [-i ITERATIONS] [--json PATH]\n"
-                            "Paper 002's naive CG (v0) with global pointers, on bench_cg's K x K Laplacian.\n";
+                            "Themis's naive CG (v0) with global pointers, on bench_cg's K x K Laplacian.\n";
 
 int main(int argc, char **argv)
 {

@@ -1,4 +1,4 @@
-/* gptr_em3d -- paper 003's EM3D (section 3.3) with explicit global pointers.
+/* gptr_em3d -- SWCC Split-C's EM3D (section 3.3) with explicit global pointers.
  *
  * Every rank owns `nodes` E nodes and `nodes` H nodes; each node depends on
  * `degree` nodes of the other kind, remote with probability `remote`, on a
@@ -100,7 +100,7 @@ static void compute(agora_gptr_t dst, const agora_gptr_t *srcp, const double *co
 static const char usage[] =
     "usage: gptr_em3d [-n NODES_PER_RANK] [-d DEGREE] [-r REMOTE] [-s SPAN] [-i ITERATIONS]\n"
     "                 [--seed S] [--no-verify] [--json PATH]\n"
-    "Paper 003's EM3D with global pointers (the graph of bench_em3d).\n";
+    "SWCC Split-C's EM3D with global pointers (the graph of bench_em3d).\n";
 
 int main(int argc, char **argv)
 {

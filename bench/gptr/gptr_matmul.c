@@ -1,4 +1,4 @@
-/* gptr_matmul -- paper 003's naive matrix multiply (section 3.2) with
+/* gptr_matmul -- SWCC Split-C's naive matrix multiply (section 3.2) with
  * explicit global pointers.
  *
  * C = A x B, n x n doubles. Each matrix is a spread array distributed by
@@ -22,14 +22,14 @@
  * barriers (nobody writes it); under ordercache a barrier drops the cache.
  *
  * Usage: gptr_matmul [-n N] [-i ITERATIONS] [--json PATH]
- *   defaults n = 128 (paper 003's figure 8), 3 timed multiplications. */
+ *   defaults n = 128 (SWCC Split-C's figure 8), 3 timed multiplications. */
 #include "gptr_bench.h"
 
 static double a_of(size_t i, size_t k) { return (double)((int)((i * 3 + k * 7) % 17) - 8); }
 static double b_of(size_t k, size_t j) { return (double)((int)((k * 5 + j * 11) % 13) - 6); }
 
 static const char usage[] = "usage: gptr_matmul [-n N] [-i ITERATIONS] [--json PATH]\n"
-                            "Paper 003's naive matrix multiply, element-at-a-time global-pointer reads.\n";
+                            "SWCC Split-C's naive matrix multiply, element-at-a-time global-pointer reads.\n";
 
 struct matrix {
     agora_gptr_t base; /* this rank's part */

@@ -1,4 +1,4 @@
-/* gptr_micro -- paper 002's microbenchmark (Themis, section 3.2) over Agora's
+/* gptr_micro -- Themis's microbenchmark (section 3.2) over Agora's
  * global pointers.
  *
  * Every rank exposes an array of E = 1024 elements of W bits (8, 16, 32 or
@@ -22,7 +22,7 @@
  * Every (pattern, width) is run --reps times, each on a fresh allocation
  * (cold caches, no directory entries); the time of a repetition is the
  * slowest rank's. With --barriers N the program also times N barriers in a
- * row after each repetition (paper 002 figure 5: the cost of sweeping the
+ * row after each repetition (Themis figure 5: the cost of sweeping the
  * cache at a barrier).
  *
  * Usage: gptr_micro [--pattern sequential|random|wander|all] [--width 8|16|32|64|all]
@@ -37,7 +37,7 @@ static const char *pattern_name[NPATTERNS] = {"sequential", "random", "wander"};
 static const char usage[] =
     "usage: gptr_micro [--pattern sequential|random|wander|all] [--width 8|16|32|64|all]\n"
     "                  [--reps R] [--seed S] [--elements E] [--barriers N] [--json PATH]\n"
-    "Paper 002's microbenchmark: 2*p*E reads (75%) and async writes (25%) per rank.\n";
+    "Themis's microbenchmark: 2*p*E reads (75%) and async writes (25%) per rank.\n";
 
 /* The one value element `idx` of rank `home` holds at width `wb` bytes. */
 static uint64_t value_of(int home, uint32_t idx, int wb)

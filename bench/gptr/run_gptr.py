@@ -6,7 +6,7 @@ One invocation runs, at --ranks ranks (default 2):
           sequencer, swcc) x pattern (sequential, random, wander) x width
           (8, 16, 32, 64 bits)
   sweep   gptr_micro, ordercache, wander, 32-bit, over AGORA_GPTR_INDEX_BITS
-          (cache size), with the time of a barrier after the run (paper 002
+          (cache size), with the time of a barrier after the run (Themis
           figure 5)
   matmul  gptr_matmul under direct, ordercache (default and 1 MiB of lines)
           and swcc with blocks of 8, 64, 512 and 4096 bytes; and the
@@ -16,7 +16,7 @@ One invocation runs, at --ranks ranks (default 2):
           per rank, degree, remote probability and span (the same graph)
   em3d-local  the same with no remote dependency: no communication, only
           the cost of an access through the API against a plain load
-  em3d-paper  the same at paper 003 figure 11's point (512 nodes per rank,
+  em3d-paper  the same at SWCC Split-C figure 11's point (512 nodes per rank,
           degree 40, 24 of 40 dependencies remote)
   cg      gptr_cg under direct, ordercache, swcc; bench_cg under hlrc, same K
 Every configuration is run --reps times (separate processes); figures are
@@ -549,7 +549,7 @@ def summarize(records, sizes_note):
     for exp, title in (("matmul", "Naive matrix multiply (gptr_matmul; hlrc: bench_matmul --variant naive)"),
                        ("em3d", "EM3D (gptr_em3d; hlrc: bench_em3d, the same graph)"),
                        ("em3d-local", "EM3D with no remote dependency (the cost of the API's accesses: no communication)"),
-                       ("em3d-paper", "EM3D at paper 003 figure 11's point (512 nodes/rank, degree 40, 60% remote)"),
+                       ("em3d-paper", "EM3D at SWCC Split-C figure 11's point (512 nodes/rank, degree 40, 60% remote)"),
                        ("cg", "CG (gptr_cg, naive v0; hlrc: bench_cg)")):
         t, g = summarize_app(records, exp, title)
         if t:

@@ -1,5 +1,5 @@
 // agora-store-trace-overhead: what store tracing costs an ordinary store
-// (paper 000's admitted cost of instrumenting every store). Built twice with
+// (Samhita/RegC's admitted cost of instrumenting every store). Built twice with
 // clang from this source: agora-store-trace-overhead-traced
 // (-fsanitize-coverage=func,trace-stores) and agora-store-trace-overhead-plain.
 // Times loops of 8-byte stores, in ns per store (median of --reps runs):

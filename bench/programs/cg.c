@@ -1,5 +1,5 @@
 /* cg -- naive conjugate gradient on a spread sparse matrix (Themis v0,
- * paper 002).
+ * Themis).
  *
  * Solves A x = b for the 5-point Laplacian of a K x K grid plus a small
  * diagonal shift (n = K^2 rows, symmetric positive definite; the shift keeps
@@ -198,7 +198,7 @@ int main(int argc, char **argv)
         {"size", "n", SHM_OPT_SIZE, &cfg.k, "K", "grid side; n = K^2 unknowns", SHM_RANGE(2, 40000)},
         {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed iterations", SHM_AT_LEAST(1)},
         SHM_OPTIONS_END};
-    int rc = shm_parse_options(argc, argv, opts, "Naive conjugate gradient on a K x K grid's Laplacian (paper 002).");
+    int rc = shm_parse_options(argc, argv, opts, "Naive conjugate gradient on a K x K grid's Laplacian (Themis).");
     if (rc != SHM_OPTIONS_PARSED)
         return rc;
     return shm_run_and_finish(worker, &cfg);

@@ -1,5 +1,5 @@
 /* em3d -- electromagnetic wave propagation on a random bipartite graph
- * (Split-C EM3D as used in paper 003).
+ * (Split-C EM3D as used in SWCC Split-C).
  *
  * Every worker owns `nodes` E nodes and `nodes` H nodes. Each node depends on
  * `degree` nodes of the other kind: with probability `remote` a dependency is
@@ -9,7 +9,7 @@
  * nodes from their E dependencies:
  *     e[i] -= sum_j coef[i][j] * h[dep[i][j]]
  * Each worker writes only its own nodes, so the only communication is the
- * remote reads (paper 003: "there are no remote writes in the main loop").
+ * remote reads (SWCC Split-C: "there are no remote writes in the main loop").
  *
  * Node values, dependency lists and coefficients are separate allocations, so
  * under block placement worker r homes the values and lists of its own nodes;
@@ -19,7 +19,7 @@
  * Usage: bench_em3d [-n NODES_PER_WORKER] [-d DEGREE] [-r REMOTE_PROBABILITY]
  *                   [-s SPAN] [-i ITERATIONS] [-p P]
  *   defaults 100000 nodes per worker, degree 20, remote 0.1, span 1 (as in
- *   paper 003's measurements), 50 timed iterations after one untimed warm-up.
+ *   SWCC Split-C's measurements), 50 timed iterations after one untimed warm-up.
  *   NB: the problem grows with the number of workers (weak scaling, as in the
  *   paper).
  * Figure: ms per iteration.
@@ -170,7 +170,7 @@ int main(int argc, char **argv)
          SHM_AT_LEAST(1)},
         {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed iterations", SHM_AT_LEAST(1)},
         SHM_OPTIONS_END};
-    int rc = shm_parse_options(argc, argv, opts, "EM3D wave propagation on a random bipartite graph (paper 003).");
+    int rc = shm_parse_options(argc, argv, opts, "EM3D wave propagation on a random bipartite graph (SWCC Split-C).");
     if (rc != SHM_OPTIONS_PARSED)
         return rc;
     if (cfg.nodes > (size_t)INT32_MAX / (size_t)SHM_NPROCS())

@@ -1,5 +1,5 @@
 /* ep -- NAS Parallel Benchmarks EP ("embarrassingly parallel"), the light DSM
- * load case of paper 004.
+ * load case of Wong & Rendell.
  *
  * Generates 2^M pairs of uniform pseudorandom numbers with the NAS linear
  * congruential generator (x <- 5^13 x mod 2^46), turns the pairs that fall in
@@ -151,7 +151,7 @@ int main(int argc, char **argv)
         {"log2-pairs", "mn", SHM_OPT_INT, &cfg.m, "M", "2^M pairs of random numbers (24: class S, 25: W, 28: A)",
          SHM_RANGE(MK, 40)},
         SHM_OPTIONS_END};
-    int rc = shm_parse_options(argc, argv, opts, "NAS Parallel Benchmarks EP, embarrassingly parallel (paper 004).");
+    int rc = shm_parse_options(argc, argv, opts, "NAS Parallel Benchmarks EP, embarrassingly parallel (Wong & Rendell).");
     if (rc != SHM_OPTIONS_PARSED)
         return rc;
     return shm_run_and_finish(worker, &cfg);

@@ -1,12 +1,12 @@
 /* jacobi -- Helmholtz finite-difference Jacobi solver (OmpSCR c_jacobi01, as
- * ported to threads in paper 000).
+ * ported to threads in Samhita/RegC).
  *
  * Solves (d2/dx2 + d2/dy2 - alpha) u = f on [-1,1]^2 with a 5-point stencil;
  * each iteration copies u to uold and relaxes every interior point from uold.
  * The global residual sum of squares is combined either
- *   --variant lock    under a mutex into a shared accumulator (paper 000's
+ *   --variant lock    under a mutex into a shared accumulator (Samhita/RegC's
  *                     pthreads code; needs a second barrier to read it), or
- *   --variant reduce  with an all-reduce (paper 000's reduction extension).
+ *   --variant reduce  with an all-reduce (Samhita/RegC's reduction extension).
  *
  * Rows are decomposed owner-computes: every array is its own allocation, so
  * under block placement worker r homes the same r-th band of rows of u, uold
@@ -165,7 +165,7 @@ int main(int argc, char **argv)
         {"variant", "v", SHM_OPT_CHOICE, &cfg.use_lock, NULL,
          "combine the residual with an all-reduce or under a lock", .choices = "reduce|lock"},
         SHM_OPTIONS_END};
-    int rc = shm_parse_options(argc, argv, opts, "Helmholtz Jacobi solver on an N x N grid (OmpSCR, paper 000).");
+    int rc = shm_parse_options(argc, argv, opts, "Helmholtz Jacobi solver on an N x N grid (OmpSCR, Samhita/RegC).");
     if (rc != SHM_OPTIONS_PARSED)
         return rc;
     return shm_run_and_finish(worker, &cfg);

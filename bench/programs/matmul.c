@@ -1,8 +1,8 @@
-/* matmul -- dense C = A x B (SWCC Split-C matrix multiply, paper 003).
+/* matmul -- dense C = A x B (the matrix multiply of SWCC Split-C).
  *
  * n x n matrices of doubles, each its own allocation; worker r computes the
  * rows of C it homes under block placement (its block of C), reading its rows
- * of A and all of B. Two variants, as in paper 003:
+ * of A and all of B. Two variants, as in SWCC Split-C:
  *   --variant naive    dot product per element of C, with the k loop started
  *                      at a different offset on every worker (Split-C's
  *                      staggering to spread the load on B); ignores locality
@@ -151,7 +151,7 @@ int main(int argc, char **argv)
         {"variant", "v", SHM_OPT_CHOICE, &cfg.blocked, NULL, "dot product per element, or b x b tiles",
          .choices = "naive|blocked"},
         SHM_OPTIONS_END};
-    int rc = shm_parse_options(argc, argv, opts, "Dense matrix multiply C = A x B (Split-C, paper 003).");
+    int rc = shm_parse_options(argc, argv, opts, "Dense matrix multiply C = A x B (SWCC Split-C).");
     if (rc != SHM_OPTIONS_PARSED)
         return rc;
     if (cfg.iters == 0) /* default: about the same time for both variants */

@@ -1,12 +1,12 @@
 /* md -- molecular dynamics with velocity Verlet (OmpSCR c_md, as ported to
- * threads in paper 000).
+ * threads in Samhita/RegC).
  *
  * n particles in a 10x10x10 box interact through the central pair potential
  * v(d) = sin^2(min(d, pi/2)). Every step computes all forces (each worker reads
  * every position and writes the forces of the particles it owns: O(n) work per
  * particle), the potential and kinetic energy, and then advances its own
  * particles. The energies are combined either
- *   --variant lock    under a mutex into shared accumulators (paper 000's
+ *   --variant lock    under a mutex into shared accumulators (Samhita/RegC's
  *                     pthreads code), or
  *   --variant reduce  with an all-reduce (OmpSCR's OpenMP reduction).
  *
@@ -220,7 +220,7 @@ int main(int argc, char **argv)
         {"variant", "v", SHM_OPT_CHOICE, &cfg.use_lock, NULL,
          "combine the energies with an all-reduce or under a lock", .choices = "reduce|lock"},
         SHM_OPTIONS_END};
-    int rc = shm_parse_options(argc, argv, opts, "Molecular dynamics with velocity Verlet (OmpSCR, paper 000).");
+    int rc = shm_parse_options(argc, argv, opts, "Molecular dynamics with velocity Verlet (OmpSCR, Samhita/RegC).");
     if (rc != SHM_OPTIONS_PARSED)
         return rc;
     return shm_run_and_finish(worker, &cfg);

@@ -1,21 +1,21 @@
-/* nbody / nbodyw -- the n-body kernel microbenchmarks of paper 001.
+/* nbody / nbodyw -- the n-body kernel microbenchmarks of Iosevich & Schuster.
  *
  * A large set of 64-byte bodies; every iteration has the phases
  *   1. every worker reads the entire set of bodies (here: computes the centre
  *      of mass, summing in index order so every worker gets the same bits);
  *   2. every worker processes and updates its 1/P of the bodies; processing
- *      is simulated by a constant-length busy loop per body (as in paper 001),
+ *      is simulated by a constant-length busy loop per body (as in Iosevich & Schuster),
  *      followed by a small, deterministic move towards the centre of mass;
  *   3. (nbodyw only) a sequential phase: worker 0 alone updates all bodies
  *      (here: re-centres every position on the new centre of mass).
- * Barriers separate the phases. nbody is nbodyw without phase 3 (paper 001:
+ * Barriers separate the phases. nbody is nbodyw without phase 3 (Iosevich & Schuster:
  * "one coarse phase and one fine phase").
  *
  * This file is bench_nbody; nbodyw.c defines NBODY_SEQUENTIAL_PHASE and
  * includes it.
  *
  * Usage: bench_nbody[w] [-n BODIES] [-i ITERATIONS] [-w BUSY] [-p P]
- *   defaults 32768 bodies (2 MiB, paper 001's size), 20 timed iterations
+ *   defaults 32768 bodies (2 MiB, Iosevich & Schuster's size), 20 timed iterations
  *   after one untimed warm-up iteration, busy loop of 400 steps per body.
  * Figure: ms per iteration.
  * Validation (worker 0): a serial replay in private memory; all body fields
@@ -162,9 +162,9 @@ int main(int argc, char **argv)
         SHM_OPTIONS_END};
     int rc = shm_parse_options(argc, argv, opts,
 #ifdef NBODY_SEQUENTIAL_PHASE
-                               "n-body kernel with a sequential phase, NBodyW (paper 001).");
+                               "n-body kernel with a sequential phase, NBodyW (Iosevich & Schuster).");
 #else
-                               "n-body kernel, NBody (paper 001).");
+                               "n-body kernel, NBody (Iosevich & Schuster).");
 #endif
     if (rc != SHM_OPTIONS_PARSED)
         return rc;

@@ -1,7 +1,7 @@
 /* shm.h -- one shared-memory programming interface, two implementations.
  *
  * Every benchmark program is written once against the SHM_* macros below and
- * compiled twice (as paper 000 did with its macro layer):
+ * compiled twice (as Samhita/RegC did with its macro layer):
  *
  *   -DSHM_AGORA     T SPMD workers per MPI rank (T from "--threads-per-rank T",
  *                   BENCH_THREADS_PER_RANK or AGORA_THREADS_PER_RANK; default
@@ -374,7 +374,7 @@ static inline void shm_init(int *argc, char ***argv)
         shm_die("agora_init failed");
     /* BENCH_PIN_CPU=C (bench/servers): the workers (this thread and the team
      * it starts) run on CPU C only, while the service thread agora_init
-     * started and the memory servers keep every CPU: paper 004's node, whose
+     * started and the memory servers keep every CPU: Wong & Rendell's node, whose
      * other core is spare (dual) or taken by a core filler (busy). */
     const char *pin = getenv("BENCH_PIN_CPU");
     if (pin && *pin) {

@@ -1,4 +1,4 @@
-/* sor -- red-black successive over-relaxation (TreadMarks SOR, paper 001).
+/* sor -- red-black successive over-relaxation (TreadMarks SOR, Iosevich & Schuster).
  *
  * A rows x cols grid with fixed boundary values (top row 1, others 0) is
  * relaxed in red-black order: in each iteration every interior point whose
@@ -8,7 +8,7 @@
  * within a half-sweep.
  *
  * Rows are decomposed owner-computes under block placement; the only shared
- * data are the rows at band edges (paper 001: "only the data placed on the
+ * data are the rows at band edges (Iosevich & Schuster: "only the data placed on the
  * boundaries between different threads is actually shared").
  *
  * Usage: bench_sor [-n ROWS] [-m COLS] [-i ITERATIONS] [-p P]
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
         {"cols", "m", SHM_OPT_SIZE, &cfg.cols, "C", "grid columns, boundary included", SHM_RANGE(3, 1 << 20)},
         {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed iterations", SHM_AT_LEAST(1)},
         SHM_OPTIONS_END};
-    int rc = shm_parse_options(argc, argv, opts, "Red-black successive over-relaxation (TreadMarks, paper 001).");
+    int rc = shm_parse_options(argc, argv, opts, "Red-black successive over-relaxation (TreadMarks, Iosevich & Schuster).");
     if (rc != SHM_OPTIONS_PARSED)
         return rc;
     return shm_run_and_finish(worker, &cfg);

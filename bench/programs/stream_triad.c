@@ -1,8 +1,8 @@
-/* stream_triad -- STREAM TRIAD, A = B + alpha*C over n doubles (paper 000).
+/* stream_triad -- STREAM TRIAD, A = B + alpha*C over n doubles (Samhita/RegC).
  *
  * Every worker initialises and updates only the elements it homes (owner
  * computes, one agora_alloc per array so block placement gives worker r the
- * r-th 1/N of each array); a barrier separates iterations, as in paper 000.
+ * r-th 1/N of each array); a barrier separates iterations, as in Samhita/RegC.
  * Under Agora, after the warm-up iteration every access is to a local page,
  * so the bandwidth should match pthreads.
  *
@@ -14,7 +14,7 @@
  * --remote K (default 0): worker i works on the elements worker (i+K) mod N
  * homes, so that every access is to a page homed elsewhere and the data
  * streams through the rank's cache of remote pages, as on Samhita's compute
- * servers with memory servers (paper 000 figure 4; docs/cache.md). */
+ * servers with memory servers (Samhita/RegC figure 4; docs/cache.md). */
 #include "shm.h"
 
 struct config {
@@ -97,7 +97,7 @@ int main(int argc, char **argv)
         {"remote", "r", SHM_OPT_LONG, &cfg.remote, "K", "work on the elements worker id+K homes (0: own)",
          SHM_RANGE(0, 1L << 20)},
         SHM_OPTIONS_END};
-    int rc = shm_parse_options(argc, argv, opts, "STREAM TRIAD, A = B + alpha*C (paper 000).");
+    int rc = shm_parse_options(argc, argv, opts, "STREAM TRIAD, A = B + alpha*C (Samhita/RegC).");
     if (rc != SHM_OPTIONS_PARSED)
         return rc;
     return shm_run_and_finish(worker, &cfg);

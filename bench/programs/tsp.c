@@ -1,4 +1,4 @@
-/* tsp -- branch-and-bound travelling salesman (TreadMarks TSP, paper 001).
+/* tsp -- branch-and-bound travelling salesman (TreadMarks TSP, Iosevich & Schuster).
  *
  * n cities at random points of a 1000 x 1000 square, rounded Euclidean
  * distances. Worker 0 expands every tour prefix of `depth` cities after city 0
@@ -359,7 +359,7 @@ int main(int argc, char **argv)
          SHM_RANGE(1, TSP_MAXDEPTH)},
         {"seed", "s", SHM_OPT_U64, &cfg.seed, "S", "seed of the city positions", SHM_ANY_VALUE},
         SHM_OPTIONS_END};
-    int rc = shm_parse_options(argc, argv, opts, "Branch-and-bound travelling salesman (TreadMarks, paper 001).");
+    int rc = shm_parse_options(argc, argv, opts, "Branch-and-bound travelling salesman (TreadMarks, Iosevich & Schuster).");
     if (rc != SHM_OPTIONS_PARSED)
         return rc;
     if (cfg.depth > cfg.n - 1)

@@ -1,4 +1,4 @@
-/* fetch -- the heavy DSM load of bench/servers (paper 004 §IV used NAS BT
+/* fetch -- the heavy DSM load of bench/servers (Wong & Rendell §IV used NAS BT
  * with round-robin page placement, so that n-1 of n page accesses fetch).
  *
  * An array of P pages placed cyclically (with memory servers: striped over

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Memory servers vs the service thread under light and heavy DSM load, on a
-dual and a busy core (paper 004 §IV, table II and III).
+dual and a busy core (Wong & Rendell §IV, table II and III).
 
 Designs:
   thread   today's default: C ranks, each homing its share of global memory
            and served by its service thread (agorarun -n C); misses read
            pages one-sided (AGORA_FETCH=auto: MPI RMA, no home CPU)
   thread-msg  the same with AGORA_FETCH=messages: every miss is served by the
-           home's service thread (or its waiting thread), as paper 004's
+           home's service thread (or its waiting thread), as Wong & Rendell's
            polling DSM served them
   servers  C compute ranks plus M memory servers that home all global memory
            and are driven by messages only (agorarun -n C+M --memory-servers M)
@@ -17,7 +17,7 @@ Programs:
   ep       bench_ep (NAS EP): light load, only a final all-reduce
   fetch    bench_servers_fetch: heavy load, every rank re-reads every page of
            a cyclically placed array each iteration ((C-1)/C fetched)
-Conditions (this machine has 2 CPUs; paper 004's node had 2 cores):
+Conditions (this machine has 2 CPUs; Wong & Rendell's node had 2 cores):
   dual     the workers (each rank's program thread) pinned to CPU 0
            (BENCH_PIN_CPU=0); service threads and servers may use any CPU,
            so CPU 1 is spare
@@ -50,7 +50,7 @@ def uptime():
 
 
 def start_filler(cpu):
-    # A "small group of instructions in an infinite loop" (paper 004), pinned.
+    # A "small group of instructions in an infinite loop" (Wong & Rendell), pinned.
     return subprocess.Popen(["taskset", "-c", str(cpu), "sh", "-c", "while :; do :; done"])
 
 

@@ -112,7 +112,7 @@ int agora_barrier(void); /* all ranks; call from one thread per rank */
  * by another rank's later flush of the same region. Not collective; any
  * thread. Under sc it only checks its arguments (every access already sees
  * the latest write). AGORA_FLUSH=observer (default) moves data only when the
- * region changed (paper 004's observer model); basic diffs and refreshes it
+ * region changed (Wong & Rendell's observer model); basic diffs and refreshes it
  * every time. AGORA_ERR_INVALID_ARGUMENT (with a message) if bytes is 0 or
  * the region is not inside allocated global memory. */
 int agora_flush(const void *ptr, size_t bytes);
@@ -208,7 +208,7 @@ int agora_thread_barrier_wait(agora_thread_barrier_t *b);
 int agora_thread_barrier_wait_count(agora_thread_barrier_t *b, unsigned count);
 int agora_thread_barrier_destroy(agora_thread_barrier_t *b);
 
-/* A reduction among a team of threads on any ranks (paper 000's reduction
+/* A reduction among a team of threads on any ranks (Samhita/RegC's reduction
  * extension): every thread of the team contributes n values and each gets
  * their combination, with no lock and no page fault (the object is only a
  * name: its manager, the home rank of its page, works from messages).

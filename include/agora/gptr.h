@@ -1,6 +1,6 @@
 /* Agora global pointers: explicit (rank, offset) accesses, blocking and
  * split-phase, with completion signals and a choice of software caches
- * (papers 002 Themis and 003 SWCC Split-C; docs/gptr.md).
+ * (Themis and SWCC Split-C; docs/gptr.md).
  *
  * Memory. Every rank has a global-pointer segment (AGORA_GPTR_SEGMENT bytes
  * of address space, paid for as it is used). agora_gptr_alloc is collective
@@ -11,7 +11,7 @@
  * page-based global memory of agora_alloc: it is reached only through these
  * calls (or, on its own rank, through agora_gptr_to_local, see there).
  *
- * Consistency (the Java/Titanium model, paper 002 section 1): a thread's
+ * Consistency (the Java/Titanium model, Themis section 1): a thread's
  * accesses to one location take effect in its program order, whatever the
  * network does; accesses to different locations may be reordered; at
  * agora_barrier every write issued before it is visible to every rank, and a
@@ -62,7 +62,7 @@ agora_gptr_t agora_gptr_alloc(size_t bytes_per_rank);
  * in the same phase (between barriers). Under swcc also only for blocks no
  * other rank has asked for since (their current copy may be elsewhere);
  * under the caching schemes another rank may keep reading an older cached
- * copy until its next barrier or lock. (Paper 003 section 2.5's hazard.) */
+ * copy until its next barrier or lock. (SWCC Split-C section 2.5's hazard.) */
 void *agora_gptr_to_local(agora_gptr_t g);
 /* The global pointer of a byte of the caller's segment (AGORA_GPTR_NULL if p is not in it). */
 agora_gptr_t agora_gptr_from_local(const void *p);
@@ -72,7 +72,7 @@ agora_gptr_t agora_gptr_from_local(const void *p);
 int agora_gptr_read(agora_gptr_t src, void *value, size_t width);
 int agora_gptr_write(agora_gptr_t dst, const void *value, size_t width);
 
-/* Completion signals (paper 002 section 2.1): init to zero, each
+/* Completion signals (Themis section 2.1): init to zero, each
  * split-phase call increments it, each completion decrements it;
  * agora_signal_wait returns when it is zero again. One thread waits on a
  * signal at a time. */
@@ -105,7 +105,7 @@ int agora_gptr_put_async(agora_gptr_t dst, const void *src, size_t bytes, agora_
 /* Split-C's sync(): every operation this thread issued with a NULL signal has completed. */
 int agora_gptr_sync(void);
 
-/* One-way store (Split-C's `:-`, paper 003 section 2.5): the writer is not
+/* One-way store (Split-C's `:-`, SWCC Split-C section 2.5): the writer is not
  * told when it arrives (its buffer is free at return); the home is expected
  * to use the data next. agora_gptr_store_sync(bytes) returns once `bytes`
  * bytes of stores from any rank have arrived at the caller since the

@@ -22,7 +22,7 @@ enum class WaitMode { Auto, Spin, Block };
 // datagram (docs/service.md, "Doorbell").
 enum class RemoteDoorbellMode { Auto, Off };
 enum class RefreshMode { On, Off };
-// agora_flush (docs/flush.md): the observer model of paper 004 §III, or the
+// agora_flush (docs/flush.md): the observer model of Wong & Rendell §III, or the
 // basic region flush (diff and refresh on every flush), for comparison.
 enum class FlushMode { Observer, Basic };
 // AGORA_GPTR, in options.def's order (gptr::Scheme is the engine's).

@@ -102,7 +102,7 @@ typename Map::mapped_type take_request(Map &pending, const MsgHeader &m) {
 }
 
 // Copies between a segment and a buffer, each aligned 8-, 4- or 2-byte
-// word as one access (a scalar access is atomic, paper 002 section 2.1).
+// word as one access (a scalar access is atomic, Themis section 2.1).
 void copy_words(std::byte *dst, const std::byte *src, uint64_t size);
 // The same for the bytes of a line whose bit is set in mask (bit i: byte i).
 void copy_masked(std::byte *dst, const std::byte *src, uint32_t size, uint64_t mask);

@@ -1,4 +1,4 @@
-// Vocabulary of the global-pointer layer (papers 002 and 003): what an
+// Vocabulary of the global-pointer layer (Themis and SWCC Split-C): what an
 // operation is, how its completion is counted, the schemes and their knobs.
 // Nothing here calls MPI or the OS.
 #pragma once
@@ -19,7 +19,7 @@ inline uint64_t make_pointer(Rank home, uint64_t offset) { return (uint64_t)home
 inline Rank pointer_home(uint64_t g) { return (Rank)(g >> kOffsetBits); }
 inline uint64_t pointer_offset(uint64_t g) { return g & kOffsetMask; }
 
-// A completion signal (paper 002 section 2.1): the operations counted on it
+// A completion signal (Themis section 2.1): the operations counted on it
 // that have not completed; the thread waiting for zero, if any. Changed only
 // under the engine's lock.
 struct Signal {
@@ -72,12 +72,12 @@ enum class Mutation : uint8_t {
 struct Options {
   Scheme scheme = Scheme::OrderCache;
   // ordercache/ordernocache: a direct-mapped table of 2^(rank_bits+addr_bits)
-  // lines of line_bytes (paper 002 section 2.2.6: the index is the low rank
+  // lines of line_bytes (Themis section 2.2.6: the index is the low rank
   // bits over the low line-address bits).
   uint32_t line_bytes = 64;
   uint32_t rank_bits = 2;
   uint32_t addr_bits = 10;
-  // swcc: coherence block and the directory hash's index bits (paper 003).
+  // swcc: coherence block and the directory hash's index bits (SWCC Split-C).
   uint32_t block_bytes = 64;
   uint32_t dir_bits = 12;
   // Largest payload of one message of a bulk transfer.
@@ -108,7 +108,7 @@ enum MsgOp : uint16_t {
   kWriteReq,     // a=offset b=size (or line mask) c=request id, payload = bytes
   kWriteAck,     // c=request id
   kStoreReq,     // as kWriteReq; the home counts the bytes for store_sync
-  // swcc (paper 003): a=block offset, b=request id
+  // swcc (SWCC Split-C): a=block offset, b=request id
   kSwccRead,      // want shared
   kSwccWrite,     // want modified
   kSwccStore,     // a=offset within segment, b=size|id<<32, payload: the home writes it

@@ -73,7 +73,7 @@ class EngineHost : public ComponentHost {
   // now or next time, never lost.
   virtual void collect_home_writes(std::vector<PageId> *written) { (void)written; }
 
-  // ---- one-sided reads (paper 004's fetch without the home's CPU) --------------
+  // ---- one-sided reads (Wong & Rendell's fetch without the home's CPU) --------
   // This rank's exposed metadata (kHomeMetaBytes), which the engine keeps
   // current (with a release fence after the frames it describes) and
   // one-sided readers read; nullptr if the host offers no one-sided reads.
@@ -163,7 +163,7 @@ class ProtocolEngine {
   virtual void barrier_complete(uint64_t epoch) { (void)epoch; }
 
   // ---- spans: critical sections (regional consistency) ------------------------
-  // Locks call these around every critical section (a *span*, paper 000) so
+  // Locks call these around every critical section (a *span*, Samhita/RegC) so
   // that a protocol can treat the stores made inside one apart from ordinary
   // ones (regc). Other protocols keep the defaults: no-ops, and the lock
   // hand-off hooks are release()/release_info()/acquire().

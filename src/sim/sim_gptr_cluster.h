@@ -1,6 +1,6 @@
 // A simulated cluster for the global-pointer schemes: N nodes, each with its
 // segment and its engine, over the simulator's network (optionally
-// reordering one pair's messages, as paper 002's network did). The tester
+// reordering one pair's messages, as Themis's network did). The tester
 // drives it: issues accesses, delivers messages one at a time in the
 // seed's order, and models barriers as drain-then-acquire on every node.
 #pragma once

@@ -2,7 +2,7 @@
 // over MPI, messages between one pair stay in order), and a delivery order
 // across channels chosen by the cluster's seeded generator. A given seed
 // always produces the same order. With reorder_pairs, messages of one pair
-// overtake each other too (the unordered networks of paper 002, which the
+// overtake each other too (the unordered networks of Themis, which the
 // global-pointer schemes must survive): any message in flight may be next.
 #pragma once
 #include <deque>

@@ -1,4 +1,4 @@
-// Reductions among a team of threads on any ranks (paper 000's reduction
+// Reductions among a team of threads on any ranks (Samhita/RegC's reduction
 // extension, for fork-join threads): each of `count` threads contributes n
 // values and every one gets the combination. A reduction object is named by
 // its address in global memory and managed by the home rank of its page, as

@@ -14,8 +14,8 @@
 # name (the head's) instead: every rank then believes it shares one host with the others
 # (the PID space is shared, so signals between "hosts" do work).
 #
-# Copied from the project's emulated-cluster harness (shared/cluster/, by the
-# Agora team), trimmed to what tests/cluster/cluster_test.sh needs.
+# Copied from the Agora team's emulated-cluster harness (kept outside this
+# repository), trimmed to what tests/cluster/cluster_test.sh needs.
 set -uo pipefail
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 

@@ -4,8 +4,8 @@
 # (which deletes their interfaces and bridge), and remove
 # /etc/netns/$CLUSTER_PREFIX-* and the state directory. Safe to run when nothing is up.
 #
-# Copied from the project's emulated-cluster harness (shared/cluster/, by the
-# Agora team), trimmed to what tests/cluster/cluster_test.sh needs.
+# Copied from the Agora team's emulated-cluster harness (kept outside this
+# repository), trimmed to what tests/cluster/cluster_test.sh needs.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cluster_need_root

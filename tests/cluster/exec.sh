@@ -15,8 +15,8 @@
 # variables). Extra mpirun options can still be given on agorarun's command
 # line (e.g. --hostfile FILE overrides the default one).
 #
-# Copied from the project's emulated-cluster harness (shared/cluster/, by the
-# Agora team), trimmed to what tests/cluster/cluster_test.sh needs.
+# Copied from the Agora team's emulated-cluster harness (kept outside this
+# repository), trimmed to what tests/cluster/cluster_test.sh needs.
 set -euo pipefail
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 cluster_need_root

@@ -13,8 +13,8 @@
 # the cluster through /etc/netns/*/hosts, and agent.sh maps them (or their
 # addresses) to namespaces.
 #
-# Copied from the project's emulated-cluster harness (shared/cluster/, by the
-# Agora team), trimmed to what tests/cluster/cluster_test.sh needs.
+# Copied from the Agora team's emulated-cluster harness (kept outside this
+# repository), trimmed to what tests/cluster/cluster_test.sh needs.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 

@@ -20,8 +20,8 @@
 # namespace has a default route, so nothing inside can reach any address
 # outside 10.77.0.0/24 (or its own loopback).
 #
-# Copied from the project's emulated-cluster harness (shared/cluster/, by the
-# Agora team), trimmed to what tests/cluster/cluster_test.sh needs.
+# Copied from the Agora team's emulated-cluster harness (kept outside this
+# repository), trimmed to what tests/cluster/cluster_test.sh needs.
 
 CLUSTER_PREFIX=${CLUSTER_PREFIX:-agora}
 CLUSTER_SUBNET=${CLUSTER_SUBNET:-10.77.0}          # /24, private, only inside our namespaces

@@ -12,8 +12,8 @@
 # namespace per line), hostfile (one slot per host). Undo with down.sh.
 # Needs root, iproute2 (ip) and util-linux (unshare).
 #
-# Copied from the project's emulated-cluster harness (shared/cluster/, by the
-# Agora team), trimmed to what tests/cluster/cluster_test.sh needs.
+# Copied from the Agora team's emulated-cluster harness (kept outside this
+# repository), trimmed to what tests/cluster/cluster_test.sh needs.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 

@@ -2,7 +2,7 @@
  * flush models (AGORA_FLUSH), 2-4 ranks:
  *  - misuse: a zero size, a wrapping size, memory that is not global or not
  *    allocated: AGORA_ERR_INVALID_ARGUMENT, nothing waits;
- *  - paper 004's busy-wait (figure 6): rank 0 produces `data` (a page of
+ *  - Wong & Rendell's busy-wait (figure 6): rank 0 produces `data` (a page of
  *    values) and `flag`, homed on different ranks, the last rank consumes,
  *    acknowledging each round; every other rank also spins on flag and
  *    checks data; rounds both ways (the producer's pages homed elsewhere,
@@ -12,7 +12,7 @@
  *    pages of different homes and single-slot back-pressure;
  *  - agora_flush_all: each rank publishes a slot and a ready word and reads
  *    everyone else's;
- *  - the synthetic benchmark's counts (paper 004 table IV) on two of the
+ *  - the synthetic benchmark's counts (Wong & Rendell table IV) on two of the
  *    ranks: with the observer model a remote copy is refreshed once and
  *    then moves nothing (CASE-3); a home's changes send one notice.
  * Every wait is bounded: a spin that lasts longer than the bound fails.
@@ -167,7 +167,7 @@ static void flush_all_slots(void) {
     agora_barrier();
 }
 
-/* Paper 004 table IV, phases 1 and 2, between rank 0 (home of x) and rank 1. */
+/* Wong & Rendell table IV, phases 1 and 2, between rank 0 (home of x) and rank 1. */
 static void table_iv(int iterations) {
     int me = agora_rank();
     volatile int64_t *x = agora_alloc_placed(PAGE, AGORA_PLACE_RANK, 0);

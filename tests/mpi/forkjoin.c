@@ -232,7 +232,7 @@ int main(int argc, char **argv) {
               extra.rank, ((P + first_slot) / T) % n);
         CHECK(agora_thread_join(extra, &extra_ret) == AGORA_OK && (intptr_t)extra_ret == 3, "join the extra thread");
         /* Joins are acquires: every worker's writes are visible without a lock.
-         * Under regc a span's stores travel with its lock only (paper 000,
+         * Under regc a span's stores travel with its lock only (Samhita/RegC,
          * rule 2): without memory servers main's rank homes ctx and sees them
          * at the home; with servers it takes the lock to see them. */
         const char *proto = getenv("AGORA_PROTOCOL"), *srv = getenv("AGORA_MEMORY_SERVERS");

@@ -1,4 +1,4 @@
-/* Regional consistency on real ranks (paper 000, rules 1-3).
+/* Regional consistency on real ranks (Samhita/RegC, rules 1-3).
  *
  *   regc crosslock ITERATIONS FILE  rule 1 across locks: rank 0 stores data
  *        in an ordinary region, starts a span of lock A and says so through

@@ -150,7 +150,7 @@ int main(int argc, char **argv) {
         free(bufs[i]);
     }
     CHECK(other_rank || agora_nranks() == 1, "no thread ran on another rank");
-    /* Under regc a span's stores travel with its lock (paper 000, rule 2):
+    /* Under regc a span's stores travel with its lock (Samhita/RegC, rule 2):
      * without memory servers main's rank homes the globals and sees them at
      * the home; with servers it takes the lock to see them. */
     const char *proto = getenv("AGORA_PROTOCOL");

@@ -1,7 +1,7 @@
 // agora_flush in the simulator (docs/flush.md), under hlrc, regc and
 // regc-page, with the observer model and the basic flush, over many seeds.
 //
-// Three nodes run paper 004's busy-wait (figure 6) with `data` and `flag` on
+// Three nodes run Wong & Rendell's busy-wait (figure 6) with `data` and `flag` on
 // pages whose homes the seed picks (different homes, the same home, or the
 // flusher's own node, so that every one of the five cases occurs):
 //  - the producer, for each round r: data = r; flush(data); flag = r; flush(flag);
@@ -456,7 +456,7 @@ TEST(SimFlush, CheckerCatchesFlushWithoutAcks) {
 }  // namespace
 namespace {
 
-// Paper 004's synthetic benchmark (§IV-C, table IV), run to completion one
+// Wong & Rendell's synthetic benchmark (§IV-C, table IV), run to completion one
 // operation at a time: the flush messages of each phase, exactly.
 struct PhaseCounts {
   // Messages received by the home and by the remote node, by op.

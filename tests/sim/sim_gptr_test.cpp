@@ -1,8 +1,8 @@
 // The global-pointer schemes in the simulator, over thousands of seeds, on a
-// network that reorders one pair's messages (paper 002's): random programs
+// network that reorders one pair's messages (Themis's): random programs
 // of blocking and split-phase reads and writes, one-way stores and bulk
 // transfers, in phases separated by barriers, checked against a shadow model
-// of the Java/Titanium rules (paper 002 section 1.1):
+// of the Java/Titanium rules (Themis section 1.1):
 //
 //  - per-location program order: a node that writes a location reads back
 //    its own latest write; a node that only reads it sees the phase's values

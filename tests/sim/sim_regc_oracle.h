@@ -1,4 +1,4 @@
-// The shadow model of Regional Consistency (paper 000, section III) that the
+// The shadow model of Regional Consistency (Samhita/RegC, section III) that the
 // RegC simulator tester checks every read against. It is told, in the
 // simulator's execution order, every write, lock grant (a span's start),
 // lock release (a span's end) and barrier passage, and decides whether a

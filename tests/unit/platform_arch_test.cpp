@@ -3,7 +3,7 @@
 // call_on_stack (the stack switch, the result, the unwind info that lets a
 // backtrace cross the switch). A plain program with no MPI and no other
 // Agora source, so that a cross compiler and qemu-user can build and run it
-// for another architecture (README "Platforms").
+// for another architecture (docs/internals.md, "Platforms").
 #include <execinfo.h>
 #include <signal.h>
 #include <sys/mman.h>

@@ -1,4 +1,4 @@
-// direct, ordernocache and ordercache (paper 002 section 2.2): one engine,
+// direct, ordernocache and ordercache (Themis section 2.2): one engine,
 // three configurations.
 //
 //  direct        every access to another rank is a message; nothing is

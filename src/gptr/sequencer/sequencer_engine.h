@@ -1,4 +1,4 @@
-// The Sequencer (paper 002 section 2.3): ordered delivery over an unordered
+// The Sequencer (Themis section 2.3): ordered delivery over an unordered
 // network. Every request to a home carries the next number of the pair's
 // outbound counter; the home applies a pair's requests in number order,
 // holding early ones in a reorder buffer, and takes the in-order arrival's

@@ -1,4 +1,4 @@
-// The directory hash table of paper 003 (figure 2): rows by home rank, columns
+// The directory hash table of SWCC Split-C (figure 2): rows by home rank, columns
 // by the low bits of the block address, each slot the head of a chain of
 // entries; an entry is created on first use and never freed (the paper keeps
 // them too). Entries live in a deque, so their addresses are stable. The

@@ -1,4 +1,4 @@
-// swcc (paper 003): directory-based MSI coherence at a configurable block
+// swcc (SWCC Split-C): directory-based MSI coherence at a configurable block
 // size. Every block has its home (the global pointer's rank); the home keeps
 // the copyset of the ranks that hold it (its "user vector") and serialises
 // requests with busy states, refusing (NACK) a request that finds its block

@@ -1,5 +1,5 @@
 // swcc, the home's side: the directory of this rank's blocks that other
-// ranks asked for, one transaction at a time per block (paper 003 section
+// ranks asked for, one transaction at a time per block (SWCC Split-C section
 // 2.4, figure 4), and the home's own accesses to its blocks.
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-// Home-based lazy release consistency (paper 001, after Iftode's HLRC).
+// Home-based lazy release consistency (Iosevich & Schuster, after Iftode's HLRC).
 //
 // Every page has a home that holds its newest version. Other ranks cache
 // copies, valid until a write notice names the page. Writes are found by
@@ -25,7 +25,7 @@
 // missing after barriers are fetched again as each barrier ends
 // (hlrc_refresh.cpp). docs/hlrc.md has the whole argument.
 //
-// Intervals are per rank, shared by all its threads (paper 001 §4.2). They
+// Intervals are per rank, shared by all its threads (Iosevich & Schuster §4.2). They
 // end when lock ownership passes to another rank, at barriers and at thread
 // create/exit (lazy policy), or additionally at every lock acquire
 // (aggressive policy). Under the lazy policy a notice can name a page this

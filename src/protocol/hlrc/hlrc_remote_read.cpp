@@ -1,5 +1,5 @@
 // One-sided reads under hlrc: a miss reads the page straight from its home's
-// frames, with no action by the home (paper 004's fetch without the home's
+// frames, with no action by the home (Wong & Rendell's fetch without the home's
 // CPU), when the host offers it and also tracks home writes.
 //
 // Why a copy read this way is as good as one the home sent:

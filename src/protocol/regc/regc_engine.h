@@ -1,4 +1,4 @@
-// Regional consistency (paper 000, Samhita): `regc` and `regc-page`.
+// Regional consistency (Samhita/RegC): `regc` and `regc-page`.
 //
 // A *span* is the code between a lock acquire and its release; everything
 // else is an ordinary region. Rule 1: ordinary stores made before a span

@@ -1,5 +1,5 @@
 // Sequential consistency: home-based directory MSI at page granularity
-// (paper 003's protocol, with pages as blocks).
+// (SWCC Split-C's protocol, with pages as blocks).
 //
 // Every page has one home, which keeps its directory entry: either one owner
 // holding the only (writable) copy, or a copyset of readers. The home is the

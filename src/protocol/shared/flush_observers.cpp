@@ -125,7 +125,7 @@ void FlushObservers::flush_home_page(const FlushPage &f, uint64_t token) {
     host_.stats().flush_case5_home_changed++;
     notify(f.page, host_.rank());
   }
-  // The basic flush has nothing to do on a home page (paper 004).
+  // The basic flush has nothing to do on a home page (Wong & Rendell).
   if (!observer_model()) return;
   expect(token);
   when_acknowledged(f.page, [this, token] { finish(token); });

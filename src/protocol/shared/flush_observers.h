@@ -1,4 +1,4 @@
-// The observer model of OpenMP flush (paper 004 §III), shared by hlrc and
+// The observer model of OpenMP flush (Wong & Rendell §III), shared by hlrc and
 // regc: who observes which home page, the change notices and their
 // acknowledgements, and what a rank knows about the copies it observes.
 // The engines decide what a flush moves (flush_observers only counts and

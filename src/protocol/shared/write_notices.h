@@ -3,7 +3,7 @@
 // Interval k of rank i is the stretch of rank i's execution between two
 // publishing points; its write notices name the pages it wrote. A rank's
 // vector time vt says which intervals it has seen: all of rank i's up to
-// vt[i]. Sync operations carry the intervals the receiver lacks (paper 001's
+// vt[i]. Sync operations carry the intervals the receiver lacks (Iosevich & Schuster's
 // "bins"), and the receiver applies them in order.
 //
 // Storage is bounded by garbage collection, not a fixed ring: each rank keeps
