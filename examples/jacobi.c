@@ -36,9 +36,23 @@ int main(int argc, char **argv) {
     agora_init(&argc, &argv);
     int n = argc > 1 ? atoi(argv[1]) : 512, iters = argc > 2 ? atoi(argv[2]) : 100;
     int me = agora_rank(), np = agora_nranks();
-    double *grid[2] = {agora_alloc((size_t)n * n * sizeof(double)), agora_alloc((size_t)n * n * sizeof(double))};
-    double *total = agora_alloc(sizeof(double));
-    agora_lock_t *lk = agora_lock_create();
+    /* Collective calls: every rank makes them alike and gets the same
+     * pointers and lock. Each returns a status; the results come back
+     * through the last argument. */
+    void *mem[3];
+    agora_lock_t lock;
+    for (int k = 0; k < 3; k++) {
+        size_t bytes = k < 2 ? (size_t)n * n * sizeof(double) : sizeof(double);
+        agora_status_t status = agora_mem_alloc(bytes, &mem[k]);
+        if (status != AGORA_OK) {
+            fprintf(stderr, "agora_mem_alloc(%zu): %s\n", bytes, agora_strerror(status));
+            return 1;
+        }
+    }
+    if (agora_lock_init(&lock) != AGORA_OK) return 1;
+    double *grid[2] = {mem[0], mem[1]};
+    double *total = mem[2];
+    agora_lock_t *lk = &lock;
     /* Row block of this rank: the rows whose pages block placement homes here
      * (exact when a row block is a whole number of pages). */
     int lo = (int)((long)n * me / np), hi = (int)((long)n * (me + 1) / np);

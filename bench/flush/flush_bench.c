@@ -94,10 +94,18 @@ static void sync_ranks(void) {  /* no consistency, like the paper's sync() */
     if (agora_reduce(&z, 1, AGORA_INT64, AGORA_SUM) != AGORA_OK) die("agora_reduce failed");
 }
 
+/* Collective placed allocation that must succeed. */
+static void *alloc_placed(size_t bytes, agora_placement_t placement, int rank) {
+    void *p = NULL;
+    agora_status_t status = agora_mem_alloc_placed(bytes, placement, rank, &p);
+    if (status != AGORA_OK) die(agora_strerror(status));
+    return p;
+}
+
 static void phases(int64_t n) {
     if (agora_nranks() != 2) die("phases needs 2 ranks");
     int me = agora_rank();
-    volatile int64_t *x = agora_alloc_placed(PAGE, AGORA_PLACE_RANK, 0);
+    volatile int64_t *x = alloc_placed(PAGE, AGORA_PLACE_RANK, 0);
     int64_t all[4][14];
     if (me == 0) *x = 0; /* phase 0 */
     agora_barrier();
@@ -154,9 +162,9 @@ static void busywait(int64_t g, int wait) {
     int n = agora_nranks(), me = agora_rank();
     if (n < 3) die("busywait needs at least 3 ranks (worker, page server, waiters)");
     size_t bytes = (size_t)g * (size_t)g * sizeof(double);
-    double *a = agora_alloc_placed(bytes, AGORA_PLACE_RANK, 1);
-    double *b = agora_alloc_placed(bytes, AGORA_PLACE_RANK, 1);
-    volatile int64_t *go = agora_alloc_placed(PAGE, AGORA_PLACE_RANK, 0);
+    double *a = alloc_placed(bytes, AGORA_PLACE_RANK, 1);
+    double *b = alloc_placed(bytes, AGORA_PLACE_RANK, 1);
+    volatile int64_t *go = alloc_placed(PAGE, AGORA_PLACE_RANK, 0);
     agora_barrier();
     events_t e0 = events_now();
     double seconds = 0, checksum = 0;
@@ -201,8 +209,8 @@ static void busywait(int64_t g, int wait) {
 
 static void pipeline(int64_t steps, int64_t work) {
     int n = agora_nranks(), me = agora_rank();
-    char *done_pages = agora_alloc_placed((size_t)n * PAGE, AGORA_PLACE_CYCLIC, 0);
-    char *val_pages = agora_alloc_placed((size_t)n * PAGE, AGORA_PLACE_CYCLIC, 0);
+    char *done_pages = alloc_placed((size_t)n * PAGE, AGORA_PLACE_CYCLIC, 0);
+    char *val_pages = alloc_placed((size_t)n * PAGE, AGORA_PLACE_CYCLIC, 0);
 #define DONE(r) ((volatile int64_t *)(done_pages + (size_t)(r) * PAGE))
 #define VAL(r) ((volatile double *)(val_pages + (size_t)(((r) + 1) % n) * PAGE + 64 * (r)))
     agora_barrier();

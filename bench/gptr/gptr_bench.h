@@ -359,9 +359,11 @@ static inline uint64_t gb_below(struct gb_rng *r, uint64_t n) { return (uint64_t
 /* A collective allocation that must succeed. */
 static inline agora_gptr_t gb_alloc(size_t bytes_per_rank, const char *what)
 {
-    agora_gptr_t g = agora_gptr_alloc(bytes_per_rank);
-    if (g == AGORA_GPTR_NULL)
-        gb_die("agora_gptr_alloc(%zu) for %s failed (raise AGORA_GPTR_SEGMENT)", bytes_per_rank, what);
+    agora_gptr_t g = AGORA_GPTR_NULL;
+    agora_status_t status = agora_gptr_mem_alloc(bytes_per_rank, &g);
+    if (status != AGORA_OK)
+        gb_die("agora_gptr_mem_alloc(%zu) for %s failed: %s (raise AGORA_GPTR_SEGMENT)", bytes_per_rank, what,
+               agora_strerror(status));
     return g;
 }
 

@@ -2,7 +2,7 @@
  * global pointers.
  *
  * Every rank exposes an array of E = 1024 elements of W bits (8, 16, 32 or
- * 64), one agora_gptr_alloc; the p x E elements are the global address
+ * 64), one agora_gptr_mem_alloc; the p x E elements are the global address
  * space. Each rank then performs 2 x p x E accesses, each one at random a
  * blocking read (agora_gptr_read) or an asynchronous write
  * (agora_gptr_write_async with a NULL signal, agora_gptr_sync at the end),

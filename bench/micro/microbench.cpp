@@ -19,6 +19,17 @@
 
 namespace {
 
+// Collective placed allocation that must succeed.
+void *alloc_placed(size_t bytes, agora_placement_t placement, int rank) {
+  void *p = nullptr;
+  agora_status_t status = agora_mem_alloc_placed(bytes, placement, rank, &p);
+  if (status != AGORA_OK) {
+    std::fprintf(stderr, "microbench: agora_mem_alloc_placed(%zu): %s\n", bytes, agora_strerror(status));
+    std::exit(1);
+  }
+  return p;
+}
+
 constexpr size_t kPage = 4096;
 
 double now() { return agora_wtime(); }
@@ -124,7 +135,7 @@ int main(int argc, char **argv) {
 
   // Remote read fault: pages homed on rank 1, which initialises them (as an
   // owner-computes program does), cold on rank 0, which reads one word each.
-  char *far = (char *)agora_alloc_placed(reps * kPage, AGORA_PLACE_RANK, 1);
+  char *far = (char *)alloc_placed(reps * kPage, AGORA_PLACE_RANK, 1);
   if (me == 1)
     for (int i = 0; i < reps; ++i) far[i * kPage] = 1;
   agora_barrier();
@@ -139,7 +150,7 @@ int main(int argc, char **argv) {
 
   // Invalidating write: pages homed on rank 0, read by rank 1 (a shared copy
   // there), then written by rank 0, which must invalidate rank 1's copy.
-  char *near = (char *)agora_alloc_placed(reps * kPage, AGORA_PLACE_RANK, 0);
+  char *near = (char *)alloc_placed(reps * kPage, AGORA_PLACE_RANK, 0);
   if (me == 0)
     for (int i = 0; i < reps; ++i) near[i * kPage] = 0;
   agora_barrier();
@@ -156,7 +167,8 @@ int main(int argc, char **argv) {
   agora_barrier();
 
   // Uncontended lock managed by rank 1, taken and released by rank 0.
-  agora_lock_t *locks = agora_lock_array_create(2);
+  agora_lock_t locks[2];
+  if (agora_lock_array_init(locks, 2) != AGORA_OK) return 1;
   agora_lock_t *remote_lock = &locks[1];  // lock ids are managed round robin: id 1 on rank 1
   std::vector<double> lock_us;
   if (me == 0)
@@ -180,7 +192,7 @@ int main(int argc, char **argv) {
   // served by rank 1's service thread; rank 1's compute slows by what that
   // thread takes from its core.
   int busy_reps = std::min(reps, 500);
-  char *busy = (char *)agora_alloc_placed(busy_reps * kPage, AGORA_PLACE_RANK, 1);
+  char *busy = (char *)alloc_placed(busy_reps * kPage, AGORA_PLACE_RANK, 1);
   if (me == 1)
     for (int i = 0; i < busy_reps; ++i) busy[i * kPage] = 1;
   std::vector<double> busy_us, idle_compute, serving_compute;

@@ -1,4 +1,4 @@
-/* Latency of one agora_malloc_placed + agora_free pair (fork-join model:
+/* Latency of one agora_mem_malloc_placed + agora_mem_free pair (fork-join model:
  * main on rank 0 alone; every other rank acknowledges each announcement in
  * its service). Prints the median over ROUNDS rounds of BATCH pairs, per
  * placement, called from main on rank 0 and from a thread on the last rank.
@@ -29,9 +29,10 @@ static void *measure(void *arg) {
     for (long r = 0; r < a->rounds; r++) {
         double t0 = agora_wtime();
         for (int i = 0; i < BATCH; i++) {
-            void *p = agora_malloc_placed(bytes, (agora_placement_t)a->placement, agora_nranks() - 1);
-            if (!p || agora_free(p) != AGORA_OK) {
-                fprintf(stderr, "agora_malloc_placed/agora_free failed\n");
+            void *p = NULL;
+            if (agora_mem_malloc_placed(bytes, (agora_placement_t)a->placement, agora_nranks() - 1, &p) != AGORA_OK ||
+                agora_mem_free(p) != AGORA_OK) {
+                fprintf(stderr, "agora_mem_malloc_placed/agora_mem_free failed\n");
                 exit(1);
             }
         }
@@ -52,7 +53,9 @@ int main(int argc, char **argv) {
             exit(2);
         }
         static const char *names[] = {"block", "cyclic", "rank"};
-        struct args *a = agora_malloc(sizeof *a);
+        void *memory = NULL;
+        if (agora_mem_malloc(sizeof(struct args), &memory) != AGORA_OK) exit(1);
+        struct args *a = memory;
         for (long placement = 0; placement < 3; placement++) {
             *a = (struct args){pages, rounds, placement, 0};
             measure(a);
@@ -64,7 +67,7 @@ int main(int argc, char **argv) {
                    "thread on rank %d\n",
                    agora_nranks(), pages, names[placement], from_main, a->median_us, agora_nranks() - 1);
         }
-        agora_free(a);
+        agora_mem_free(a);
     }
     agora_finalize();
     return 0;

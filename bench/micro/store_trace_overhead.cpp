@@ -75,9 +75,11 @@ int main(int argc, char **argv) {
   }
   if (agora_init(&argc, &argv) != AGORA_OK) return 1;
   std::vector<uint64_t> priv(kWords);
-  auto *global = (uint64_t *)agora_alloc(kWords * sizeof(uint64_t));
-  if (!global) {
-    std::fprintf(stderr, "agora_alloc failed\n");
+  void *memory = nullptr;
+  agora_status_t status = agora_mem_alloc(kWords * sizeof(uint64_t), &memory);
+  auto *global = (uint64_t *)memory;
+  if (status != AGORA_OK) {
+    std::fprintf(stderr, "agora_mem_alloc failed: %s\n", agora_strerror(status));
     return 1;
   }
   store_loop(global, kWords, 1, 1);  // fault the pages in before timing

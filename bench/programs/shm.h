@@ -297,7 +297,7 @@ static inline int shm__team_run(int (*fn)(void *), void *arg)
 /* N ranks x T worker threads per rank ("--threads-per-rank T" after the
  * program name, BENCH_THREADS_PER_RANK or AGORA_THREADS_PER_RANK; default
  * 1): worker id = rank*T + t, nprocs = N*T.
- * agora_barrier, agora_reduce, agora_alloc and agora_lock_create are per-rank
+ * agora_barrier, agora_reduce, agora_mem_alloc and agora_lock_array_init are per-rank
  * collectives made by thread 0 of each rank between local barriers; locks are
  * held by threads, and page faults may come from any thread. With T = 1 the
  * calls go straight to Agora. */
@@ -331,11 +331,20 @@ static inline void shm_barrier(void) { shm__barrier_hook(NULL); }
 
 static inline void *shm_alloc(size_t bytes)
 {
-    return shm__team_publish(shm__lt == 0 ? agora_alloc(bytes) : NULL);
+    void *p = NULL;
+    if (shm__lt == 0) agora_mem_alloc(bytes, &p);
+    return shm__team_publish(p);
 }
-static inline shm_lock_t *shm_lock_array_create(size_t n)
+/* Always inlined: the locks' creation site (compared across ranks) is the program's. */
+static inline __attribute__((always_inline)) shm_lock_t *shm_lock_array_create(size_t n)
 {
-    return shm__team_publish(shm__lt == 0 ? agora_lock_array_create(n) : NULL);
+    void *p = NULL;
+    if (shm__lt == 0 && agora_mem_malloc(n * sizeof(agora_lock_t), &p) == AGORA_OK &&
+        agora_lock_array_init((agora_lock_t *)p, n) != AGORA_OK) {
+        agora_mem_free(p);
+        p = NULL;
+    }
+    return shm__team_publish(p);
 }
 static inline shm_lock_t *shm_lock_create(void) { return shm_lock_array_create(1); }
 static inline void shm_lock(shm_lock_t *l) { agora_lock(l); }
@@ -486,7 +495,7 @@ static inline void shm__barrier_hook(void (*hook)(void))
 static inline void shm_barrier(void) { shm__team_barrier(); }
 
 /* Collective: thread 0 maps zero-filled, page-aligned memory (like
- * agora_alloc; anonymous mmap leaves first touch to the owning thread) and a
+ * agora_mem_alloc; anonymous mmap leaves first touch to the owning thread) and a
  * barrier publishes the pointer. */
 static inline void *shm_alloc(size_t bytes)
 {

@@ -37,8 +37,9 @@ int main(int argc, char **argv) {
     }
     long pages = argc > 1 ? atol(argv[1]) : 1024, iters = argc > 2 ? atol(argv[2]) : 40;
     int me = agora_rank(), c = agora_nranks();
-    long *a = agora_alloc_placed((size_t)pages * PAGE, AGORA_PLACE_CYCLIC, 0);
-    if (!a) return 1;
+    void *memory = NULL;
+    if (agora_mem_alloc_placed((size_t)pages * PAGE, AGORA_PLACE_CYCLIC, 0, &memory) != AGORA_OK) return 1;
+    long *a = memory;
     agora_barrier();
     agora_stats_t before, after;
     agora_stats_get(&before, AGORA_STATS_JOB);

@@ -1,11 +1,14 @@
 /* Agora: software distributed shared memory over MPI.
  *
  * SPMD model: every rank runs main(), calls agora_init() first and
- * agora_finalize() last. Fork-join model: see agora_thread_create below. Global memory returned by agora_alloc* and
- * agora_malloc is readable and writable with ordinary loads and stores from
- * every rank; the consistency protocol (AGORA_PROTOCOL, default "sc") keeps
- * the ranks' views consistent. Functions returning int return AGORA_OK (0) or
- * a negative agora_status_t; every error is also described on stderr. */
+ * agora_finalize() last. Fork-join model: see agora_thread_create below.
+ * Global memory from agora_mem_alloc* and agora_mem_malloc* is readable and
+ * writable with ordinary loads and stores from every rank; the consistency
+ * protocol (AGORA_PROTOCOL, default "sc") keeps the ranks' views consistent.
+ * Every call that can fail returns its status (agora_status_t, or int for
+ * calls older than docs/api-conventions.md): AGORA_OK (0), a negative error,
+ * or a positive outcome where documented; every error is also described on
+ * stderr. Results other than the status come through out-parameters. */
 #ifndef AGORA_AGORA_H
 #define AGORA_AGORA_H
 
@@ -16,6 +19,18 @@
 #define AGORA_VERSION_MINOR 9
 #define AGORA_VERSION_PATCH 0
 #define AGORA_VERSION_STRING "0.9.0"
+
+/* Names replaced by the conventions of docs/api-conventions.md stay for one
+ * minor version, marked with AGORA_DEPRECATED("the new name"): a use draws a
+ * compiler warning naming the replacement. Define AGORA_NO_DEPRECATION_WARNINGS
+ * before including this header to silence them. */
+#if defined(AGORA_NO_DEPRECATION_WARNINGS)
+#define AGORA_DEPRECATED(replacement)
+#elif defined(__GNUC__) || defined(__clang__)
+#define AGORA_DEPRECATED(replacement) __attribute__((deprecated("use " replacement)))
+#else
+#define AGORA_DEPRECATED(replacement)
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,7 +46,7 @@ typedef enum agora_status {
     AGORA_ERR_CONFIG = -6,          /* bad AGORA_* setting */
     AGORA_ERR_TRANSPORT = -7,
     AGORA_ERR_DEADLOCK = -8,        /* the call could never complete (a thread locking a lock it holds) */
-    AGORA_ERR_MISUSE = -9,          /* called from a thread that may not (e.g. two threads of a rank in agora_barrier) */
+    AGORA_ERR_MISUSE = -9,          /* a call the caller or the object's state forbids (two threads of a rank in agora_barrier, destroying a held lock) */
     /* Outcomes that are not errors (positive): */
     AGORA_BARRIER_SERIAL = 1,       /* agora_thread_barrier_wait: returned to exactly one waiter per round */
     AGORA_BUSY = 2,                 /* agora_trylock / agora_sem_trywait: would have to wait */
@@ -64,20 +79,34 @@ typedef enum agora_placement {
     AGORA_PLACE_RANK = 2    /* every page homed on the given rank */
 } agora_placement_t;
 
-void *agora_alloc(size_t bytes);
-void *agora_alloc_placed(size_t bytes, agora_placement_t placement, int rank);
+/* Collective: every rank gets the same pointer in *out. AGORA_OK, or
+ * AGORA_ERR_NO_MEMORY / AGORA_ERR_INVALID_ARGUMENT / ... with *out NULL. */
+agora_status_t agora_mem_alloc(size_t bytes, void **out);
+agora_status_t agora_mem_alloc_placed(size_t bytes, agora_placement_t placement, int rank, void **out);
 
 /* Non-collective allocation, callable from any rank and thread; the memory is
- * homed on the caller and the pointer is valid on every rank. agora_free may
- * be called from any rank. */
-void *agora_malloc(size_t bytes);
-int agora_free(void *ptr);
+ * homed on the caller and the pointer is valid on every rank. agora_mem_free
+ * may be called from any rank. */
+agora_status_t agora_mem_malloc(size_t bytes, void **out);
+/* Frees agora_mem_malloc'd or agora_mem_malloc_placed memory (collective
+ * allocations live until agora_finalize). */
+agora_status_t agora_mem_free(void *ptr);
 
 /* Non-collective placed allocation: one thread (e.g. main of a pthreads
- * program) allocates memory homed like agora_alloc_placed's (block or cyclic
- * over all ranks, or on one rank); valid on every rank; freed with
- * agora_free from any rank. */
+ * program) allocates memory homed like agora_mem_alloc_placed's (block or
+ * cyclic over all ranks, or on one rank); valid on every rank; freed with
+ * agora_mem_free from any rank. */
+agora_status_t agora_mem_malloc_placed(size_t bytes, agora_placement_t placement, int rank, void **out);
+
+/* Deprecated: the same calls returning the pointer (NULL on failure, the
+ * cause only on stderr). Removed in the next minor version. */
+AGORA_DEPRECATED("agora_mem_alloc") void *agora_alloc(size_t bytes);
+AGORA_DEPRECATED("agora_mem_alloc_placed")
+void *agora_alloc_placed(size_t bytes, agora_placement_t placement, int rank);
+AGORA_DEPRECATED("agora_mem_malloc") void *agora_malloc(size_t bytes);
+AGORA_DEPRECATED("agora_mem_malloc_placed")
 void *agora_malloc_placed(size_t bytes, agora_placement_t placement, int rank);
+AGORA_DEPRECATED("agora_mem_free") int agora_free(void *ptr);
 
 /* Rank that homes the page holding ptr, or -1 if ptr is not global memory. */
 int agora_home_of(const void *ptr);
@@ -91,15 +120,38 @@ typedef struct agora_lock {
     uint64_t id;
 } agora_lock_t;
 
-/* Collective in the SPMD model. In the fork-join model main on rank 0, and
- * any agora thread, creates locks alone (see agora_thread_create); the
- * handle returned is then in global memory, valid on every rank.
+/* agora_lock_init gives *lock a new id (a "created" lock). Collective in the
+ * SPMD model: every rank initialises the same locks in the same order
+ * (checked when they are used). In the fork-join model main on rank 0, and
+ * any agora thread, initialises locks alone. The handle is the id: copies of
+ * it (in global memory, or passed by value to a thread) name the same lock
+ * on every rank.
  * Any zero-filled agora_lock_t in global memory is also a lock, named by its
  * address (a static `agora_lock_t l = AGORA_LOCK_INITIALIZER;` in a program
- * built with agoracc, or a field of a G_MALLOC'd structure). */
+ * built with agoracc, or a field of a G_MALLOC'd structure); it needs no init. */
 #define AGORA_LOCK_INITIALIZER {0}
-agora_lock_t *agora_lock_create(void);
-agora_lock_t *agora_lock_array_create(size_t count);   /* index with &locks[i] */
+agora_status_t agora_lock_init(agora_lock_t *lock);
+agora_status_t agora_lock_array_init(agora_lock_t *locks, size_t count); /* locks[0..count) */
+/* Ends a lock: its manager rank drops what it keeps for it (holder, queue,
+ * last releaser, the creation signature) and *lock is marked destroyed, so
+ * that a later call through it is AGORA_ERR_INVALID_ARGUMENT. Not
+ * collective: one thread destroys a lock, once no thread holds it, waits for
+ * it, or will use it again (copies of a created lock's handle included).
+ * AGORA_ERR_MISUSE, the lock left as it was, if a thread holds it or waits
+ * for it; AGORA_ERR_INVALID_ARGUMENT for NULL, a lock already destroyed, or
+ * a zero-filled lock outside global memory. Works for created and
+ * address-named locks (a destroyed address-named lock is zero-filled again
+ * by AGORA_LOCK_INITIALIZER / memset to be reused). */
+agora_status_t agora_lock_destroy(agora_lock_t *lock);
+/* Destroys locks[0..count) in order; on the first failure returns its status
+ * (the locks before it are destroyed, it and those after it are not). */
+agora_status_t agora_lock_array_destroy(agora_lock_t *locks, size_t count);
+
+/* Deprecated: a created lock (or count of them) in agora_mem_malloc'd
+ * memory, NULL on failure. End one with agora_lock_destroy (or
+ * agora_lock_array_destroy), then agora_mem_free the handle. */
+AGORA_DEPRECATED("agora_lock_init") agora_lock_t *agora_lock_create(void);
+AGORA_DEPRECATED("agora_lock_array_init") agora_lock_t *agora_lock_array_create(size_t count);
 int agora_lock(agora_lock_t *lock);
 int agora_unlock(agora_lock_t *lock);
 int agora_trylock(agora_lock_t *lock); /* AGORA_OK (now held) or AGORA_BUSY */
@@ -137,7 +189,7 @@ int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op);
  * rank (threads never joined included), then shuts down.
  *
  * Any thread, including one started on another rank, may use global memory,
- * locks, agora_malloc/agora_free, and create and join threads itself. Create
+ * locks, agora_mem_malloc/agora_mem_free, and create and join threads itself. Create
  * is a release by the creator and an acquire by the new thread; a thread's
  * return is a release and the join an acquire, so under every protocol the
  * new thread sees what its creator wrote and the joiner what the thread
@@ -188,7 +240,7 @@ uint64_t agora_thread_self(void);
 /* ---- Synchronisation among threads (fork-join model) -----------------------
  * Objects named by their address in global memory: they must live there
  * (a global of a program built with agoracc, G_MALLOC/malloc'd memory, a
- * stack of such a program, agora_malloc/agora_alloc memory). Any thread on
+ * stack of such a program, agora_mem_malloc/agora_mem_alloc memory). Any thread on
  * any rank may use them. Zero-filled objects are valid (static initialisers).
  * Consistency under every protocol: a barrier is a release and an acquire for
  * every participant (like agora_barrier); agora_sem_post is a release and the
@@ -350,9 +402,10 @@ typedef enum agora_stats_scope {
     AGORA_STATS_JOB = 1
 } agora_stats_scope_t;
 
-/* Fills *out (scope: an agora_stats_scope_t). AGORA_ERR_INVALID_ARGUMENT for
- * a NULL out or another scope. */
-int agora_stats_get(agora_stats_t *out, int scope);
+/* Fills *out. AGORA_ERR_INVALID_ARGUMENT for a NULL out or a value that is
+ * no agora_stats_scope_t. (Until 0.9 scope was an int; C callers passing an
+ * int still compile, C++ callers get a deprecated overload below.) */
+agora_status_t agora_stats_get(agora_stats_t *out, agora_stats_scope_t scope);
 /* Zeroes this rank's statistics (peaks restart from the current value at
  * their next update). Not collective: to start a measured phase on every
  * rank, call it on every rank between two agora_barrier calls. The report
@@ -361,6 +414,11 @@ int agora_stats_get(agora_stats_t *out, int scope);
 int agora_stats_reset(void);
 
 #ifdef __cplusplus
+}
+/* C++ code that passed the scope as an int. */
+AGORA_DEPRECATED("agora_stats_get with an agora_stats_scope_t")
+inline int agora_stats_get(agora_stats_t *out, int scope) {
+    return agora_stats_get(out, (agora_stats_scope_t)scope);
 }
 #endif
 #endif /* AGORA_AGORA_H */

@@ -15,7 +15,7 @@
 // What crosses to another rank crosses as bytes: a thread's callable and
 // arguments (and a global_array's element type) must be trivially copyable,
 // and pointers among them mean something on another rank only if they point
-// to global memory (a global_span, a mutex_ref, an agora_alloc'd pointer),
+// to global memory (a global_span, a mutex_ref, an agora_mem_alloc'd pointer),
 // except in programs built with agoracc, where all memory is global.
 #ifndef AGORA_AGORA_HPP
 #define AGORA_AGORA_HPP
@@ -60,11 +60,6 @@ namespace detail {
 inline int check(int status, const char *what) {
   if (status < 0) throw error((agora_status_t)status, what);
   return status;
-}
-// The status behind a C allocation that returned NULL (the C API has said
-// why on stderr): no memory, unless Agora is not running.
-inline agora_status_t null_status() noexcept {
-  return agora_nranks() > 0 ? AGORA_ERR_NO_MEMORY : AGORA_ERR_NOT_INITIALIZED;
 }
 }  // namespace detail
 
@@ -146,15 +141,26 @@ class mutex_ref {
   agora_lock_t *handle_;
 };
 
-// An agora lock, created by the constructor (agora_lock_create: collective in
-// the SPMD model, by one thread in the fork-join model) and its handle freed
-// by the destructor (the lock must then be free, and no mutex_ref to it used
-// again). Move-only. Named like std::mutex (a class cannot be called `lock`
-// and have the lock() member the standard lock types need).
+// An agora lock, initialised by the constructor (agora_lock_init: collective
+// in the SPMD model, by one thread in the fork-join model) in a handle in
+// global memory, which the destructor frees (the lock must then be free, and
+// no mutex_ref to it used again). The destructor does not agora_lock_destroy
+// the lock: in the SPMD model each rank destroys its mutex at its own time,
+// and the first to do so would drop what the lock's manager keeps while
+// other ranks may still use it; call destroy() once no rank will (after a
+// barrier, or after the joins in the fork-join model). Move-only. Named like
+// std::mutex (a class cannot be called `lock` and have the lock() member
+// the standard lock types need).
 class mutex {
  public:
-  mutex() : handle_(agora_lock_create()) {
-    if (!handle_) throw error(detail::null_status(), "agora_lock_create");
+  mutex() {
+    void *memory = nullptr;
+    detail::check(agora_mem_malloc(sizeof(agora_lock_t), &memory), "agora::mutex (agora_mem_malloc of its handle)");
+    handle_ = static_cast<agora_lock_t *>(memory);
+    if (agora_status_t status = agora_lock_init(handle_)) {
+      release();
+      throw error(status, "agora_lock_init");
+    }
   }
   mutex(const mutex &) = delete;
   mutex &operator=(const mutex &) = delete;
@@ -171,15 +177,22 @@ class mutex {
   void lock() { ref().lock(); }
   void unlock() { ref().unlock(); }
   bool try_lock() { return ref().try_lock(); }
+  // agora_lock_destroy (AGORA_ERR_MISUSE, thrown, if a thread holds or waits
+  // for the lock); the mutex then holds no lock, only its destructor remains.
+  void destroy() {
+    if (!handle_) throw error(AGORA_ERR_INVALID_ARGUMENT, "agora::mutex::destroy (no lock)");
+    detail::check(agora_lock_destroy(handle_), "agora_lock_destroy");
+    release();
+  }
   mutex_ref ref() const noexcept { return mutex_ref(handle_); }
   agora_lock_t *native_handle() const noexcept { return handle_; }
 
  private:
   void release() noexcept {
-    if (handle_) agora_free(handle_);
+    if (handle_) agora_mem_free(handle_);
     handle_ = nullptr;
   }
-  agora_lock_t *handle_;
+  agora_lock_t *handle_ = nullptr;
 };
 
 // ---- global arrays ---------------------------------------------------------------
@@ -232,7 +245,7 @@ class global_span {
 //   global_array<T> a(one_thread, n, ...);     one thread (fork-join: main, or
 //       any agora thread); freed by the destructor on that thread.
 //
-// Both come from agora_malloc_placed's region (a quarter of AGORA_MEMORY).
+// Both come from agora_mem_malloc_placed's region (a quarter of AGORA_MEMORY).
 template <class T>
 class global_array {
   static_assert(std::is_trivially_copyable_v<T>,
@@ -245,12 +258,19 @@ class global_array {
     std::size_t bytes = checked_bytes(n, where, home);
     // Rank 0 allocates; agora_reduce hands its pointer to every rank (the
     // others add 0), and a failure (0) to every rank alike.
+    // Its status goes the same way, in a second element (0 on the others).
+    std::int64_t result[2] = {0, 0};
+    if (rank() == 0 && bytes > 0) {
+      void *data = nullptr;
+      result[1] = agora_mem_malloc_placed(bytes, (agora_placement_t)where, home, &data);
+      result[0] = (std::int64_t)(std::intptr_t)data;
+    }
     std::int64_t address = 0;
-    if (rank() == 0 && bytes > 0)
-      address = (std::int64_t)(std::intptr_t)agora_malloc_placed(bytes, (agora_placement_t)where, home);
     if (bytes > 0) {
-      reduce(std::span<std::int64_t>(&address, 1), AGORA_SUM);
-      if (address == 0) throw error(AGORA_ERR_NO_MEMORY, "agora::global_array (agora_malloc_placed on rank 0)");
+      reduce(std::span<std::int64_t>(result, 2), AGORA_SUM);
+      if (result[1] != AGORA_OK)
+        throw error((agora_status_t)result[1], "agora::global_array (agora_mem_malloc_placed on rank 0)");
+      address = result[0];
     }
     elements_ = global_span<T>((T *)(std::intptr_t)address, n);
   }
@@ -258,12 +278,11 @@ class global_array {
   global_array(one_thread_t, std::size_t n, placement where = placement::block, int home = 0)
       : collective_(false) {
     std::size_t bytes = checked_bytes(n, where, home);
-    T *data = nullptr;
-    if (bytes > 0) {
-      data = (T *)agora_malloc_placed(bytes, (agora_placement_t)where, home);
-      if (!data) throw error(detail::null_status(), "agora::global_array (agora_malloc_placed)");
-    }
-    elements_ = global_span<T>(data, n);
+    void *data = nullptr;
+    if (bytes > 0)
+      detail::check(agora_mem_malloc_placed(bytes, (agora_placement_t)where, home, &data),
+                    "agora::global_array (agora_mem_malloc_placed)");
+    elements_ = global_span<T>(static_cast<T *>(data), n);
   }
 
   global_array(const global_array &) = delete;
@@ -314,9 +333,9 @@ class global_array {
     if (!data()) return;
     if (collective_) {
       agora_barrier();
-      if (agora_rank() == 0) agora_free(data());
+      if (agora_rank() == 0) agora_mem_free(data());
     } else {
-      agora_free(data());
+      agora_mem_free(data());
     }
     elements_ = global_span<T>();
   }
@@ -391,7 +410,7 @@ class thread {
     Payload *shared = static_cast<Payload *>(payload);
     Payload local(std::move(*shared));
     shared->~Payload();
-    agora_free(payload);
+    agora_mem_free(payload);
     std::apply([](auto &fn, auto &...args) { fn(std::move(args)...); }, local);
     return nullptr;
   }
@@ -409,15 +428,15 @@ class thread {
     static_assert(std::is_invocable_v<Fn &, std::decay_t<Args>...>,
                   "agora::thread: the callable cannot be called with these arguments");
     using Payload = std::tuple<Fn, std::decay_t<Args>...>;
-    void *memory = agora_malloc(sizeof(Payload));
-    if (!memory) throw error(detail::null_status(), "agora::thread (agora_malloc of its arguments)");
+    void *memory = nullptr;
+    detail::check(agora_mem_malloc(sizeof(Payload), &memory), "agora::thread (agora_mem_malloc of its arguments)");
     new (memory) Payload(std::forward<F>(f), std::forward<Args>(args)...);
     agora_thread_t h{-1, 0, 0};
     int status = where < 0 ? agora_thread_create(&h, &run<Payload>, memory)
                            : agora_thread_create_on(&h, where, &run<Payload>, memory);
     if (status != AGORA_OK) {
       static_cast<Payload *>(memory)->~Payload();
-      agora_free(memory);
+      agora_mem_free(memory);
       throw error((agora_status_t)status, where < 0 ? "agora_thread_create" : "agora_thread_create_on");
     }
     handle_ = h;

@@ -8,7 +8,7 @@
  * offset of its own segment. A global pointer names one byte of one rank's
  * segment: the rank in the top 16 bits, the offset in the low 48, so
  * agora_gptr_add moves within that rank's memory. This memory is not the
- * page-based global memory of agora_alloc: it is reached only through these
+ * page-based global memory of agora_mem_alloc: it is reached only through these
  * calls (or, on its own rank, through agora_gptr_to_local, see there).
  *
  * Consistency (the Java/Titanium model, Themis section 1): a thread's
@@ -33,6 +33,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <agora/agora.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -53,9 +55,12 @@ static inline agora_gptr_t agora_gptr_add(agora_gptr_t g, int64_t bytes) {
 }
 
 /* Collective: every rank passes the same size, in the same order (checked).
- * Returns the caller's part, zero-filled, aligned to 64 KiB; AGORA_GPTR_NULL
- * if the segment is full (AGORA_GPTR_SEGMENT). */
-agora_gptr_t agora_gptr_alloc(size_t bytes_per_rank);
+ * *out: the caller's part, zero-filled, aligned to 64 KiB. AGORA_ERR_NO_MEMORY
+ * (*out AGORA_GPTR_NULL) if the segment is full (AGORA_GPTR_SEGMENT). The
+ * memory lives until agora_finalize (a segment has no free). */
+agora_status_t agora_gptr_mem_alloc(size_t bytes_per_rank, agora_gptr_t *out);
+/* Deprecated: the same returning the pointer, AGORA_GPTR_NULL on failure. */
+AGORA_DEPRECATED("agora_gptr_mem_alloc") agora_gptr_t agora_gptr_alloc(size_t bytes_per_rank);
 
 /* The caller's own memory behind g (NULL if g is another rank's). Loads and
  * stores through it bypass the scheme: safe for data no other rank accesses
@@ -74,21 +79,32 @@ int agora_gptr_write(agora_gptr_t dst, const void *value, size_t width);
 
 /* Completion signals (Themis section 2.1): init to zero, each
  * split-phase call increments it, each completion decrements it;
- * agora_signal_wait returns when it is zero again. One thread waits on a
- * signal at a time. */
-typedef struct agora_signal { uint64_t opaque[4]; } agora_signal_t;
-int agora_signal_init(agora_signal_t *signal);
-int agora_signal_wait(agora_signal_t *signal);
-/* Operations counted on the signal that have not completed. */
-int64_t agora_signal_pending(agora_signal_t *signal);
+ * agora_gptr_signal_wait returns when it is zero again. One thread waits on
+ * a signal at a time. A signal holds no resources: agora_gptr_signal_destroy
+ * only checks that nothing counted on it is pending and no thread waits on
+ * it (AGORA_ERR_MISUSE, the signal left as it was, if one is), after which
+ * its memory may be reused. */
+typedef struct agora_gptr_signal { uint64_t opaque[4]; } agora_gptr_signal_t;
+agora_status_t agora_gptr_signal_init(agora_gptr_signal_t *signal);
+agora_status_t agora_gptr_signal_wait(agora_gptr_signal_t *signal);
+/* *pending: the operations counted on the signal that have not completed. */
+agora_status_t agora_gptr_signal_pending(agora_gptr_signal_t *signal, int64_t *pending);
+agora_status_t agora_gptr_signal_destroy(agora_gptr_signal_t *signal);
+
+/* Deprecated names of the above (removed in the next minor version).
+ * agora_signal_pending returns the count, or a negative status. */
+typedef agora_gptr_signal_t agora_signal_t AGORA_DEPRECATED("agora_gptr_signal_t");
+AGORA_DEPRECATED("agora_gptr_signal_init") int agora_signal_init(agora_gptr_signal_t *signal);
+AGORA_DEPRECATED("agora_gptr_signal_wait") int agora_signal_wait(agora_gptr_signal_t *signal);
+AGORA_DEPRECATED("agora_gptr_signal_pending") int64_t agora_signal_pending(agora_gptr_signal_t *signal);
 
 /* Split-phase scalar accesses. A read completes when *value holds the
  * result. A write completes when this rank's later accesses are sure to see
  * it (under ordercache: at once, in the cache); every rank sees it after the
  * writer's next barrier or lock release. A NULL signal counts the operation
  * on the calling thread's implicit one, waited for by agora_gptr_sync. */
-int agora_gptr_read_async(agora_gptr_t src, void *value, size_t width, agora_signal_t *signal);
-int agora_gptr_write_async(agora_gptr_t dst, const void *value, size_t width, agora_signal_t *signal);
+int agora_gptr_read_async(agora_gptr_t src, void *value, size_t width, agora_gptr_signal_t *signal);
+int agora_gptr_write_async(agora_gptr_t dst, const void *value, size_t width, agora_gptr_signal_t *signal);
 
 /* Bulk transfers of any size and alignment (large ones go in chunks of
  * AGORA_GPTR_CHUNK bytes, not a message per line or block, except under
@@ -100,8 +116,8 @@ int agora_gptr_write_async(agora_gptr_t dst, const void *value, size_t width, ag
  * completions are counted on its signals. */
 int agora_gptr_get(void *dst, agora_gptr_t src, size_t bytes);
 int agora_gptr_put(agora_gptr_t dst, const void *src, size_t bytes);
-int agora_gptr_get_async(void *dst, agora_gptr_t src, size_t bytes, agora_signal_t *signal);
-int agora_gptr_put_async(agora_gptr_t dst, const void *src, size_t bytes, agora_signal_t *signal);
+int agora_gptr_get_async(void *dst, agora_gptr_t src, size_t bytes, agora_gptr_signal_t *signal);
+int agora_gptr_put_async(agora_gptr_t dst, const void *src, size_t bytes, agora_gptr_signal_t *signal);
 /* Split-C's sync(): every operation this thread issued with a NULL signal has completed. */
 int agora_gptr_sync(void);
 

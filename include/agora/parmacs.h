@@ -25,10 +25,10 @@
  *
  * Locks, barriers, pause flags and GETSUB counters are zero-filled objects
  * named by their address, so LOCKDEC/ALOCKDEC/BARDEC fields of a G_MALLOC'd
- * structure or of a global just work. G_MALLOC(size) is agora_malloc (homed
+ * structure or of a global just work. G_MALLOC(size) is agora_mem_malloc (homed
  * on the calling rank); G_MALLOC(size, p) homes the memory on the rank that
  * runs thread p under the placement rule (a hint; any rank can use it);
- * for block or cyclic placement call agora_malloc_placed directly.
+ * for block or cyclic placement call agora_mem_malloc_placed directly.
  * CLOCK gives microseconds (agora_wtime). GET_PID numbers the callers 0, 1,
  * ... in call order (a job-wide counter in the program's globals).
  * Tracing/augmentation macros (AUG_*, TRACE_*, DYN_*, monitors) expand to
@@ -80,12 +80,21 @@ static inline void agora_parmacs_check_(int status, const char *macro, const cha
     }
 }
 
+/* G_MALLOC's value: the memory, or NULL (as malloc; Agora printed why). */
+static inline void *agora_parmacs_malloc_(size_t bytes) {
+    void *p = NULL;
+    agora_mem_malloc(bytes, &p);
+    return p;
+}
+
 static inline void *agora_parmacs_malloc_on_(size_t bytes, long thread) {
     int ranks = agora_nranks();
     int per_rank = ranks > 0 ? agora_thread_slots() / ranks : 1;
-    if (ranks <= 0 || thread < 0) return agora_malloc(bytes);
+    void *p = NULL;
+    if (ranks <= 0 || thread < 0) return agora_parmacs_malloc_(bytes);
     if (per_rank < 1) per_rank = 1;
-    return agora_malloc_placed(bytes, AGORA_PLACE_RANK, (int)((thread / per_rank) % ranks));
+    agora_mem_malloc_placed(bytes, AGORA_PLACE_RANK, (int)((thread / per_rank) % ranks), &p);
+    return p;
 }
 
 static inline void agora_parmacs_require_program_mode_(void) {
@@ -114,13 +123,13 @@ static inline void agora_parmacs_require_program_mode_(void) {
 #define MAIN_END { exit(0); }
 
 /* ---- Memory ---- */
-#define AGORA_PM_MALLOC_1_(size) agora_malloc(size)
+#define AGORA_PM_MALLOC_1_(size) agora_parmacs_malloc_(size)
 #define AGORA_PM_MALLOC_2_(size, thread) agora_parmacs_malloc_on_((size), (long)(thread))
 #define G_MALLOC_F(...) AGORA_PM_2OR1_(AGORA_PM_MALLOC_2_, AGORA_PM_MALLOC_1_, __VA_ARGS__)(__VA_ARGS__)
 #define G_MALLOC(...) G_MALLOC_F(__VA_ARGS__);
 #define NU_MALLOC_F(...) G_MALLOC_F(__VA_ARGS__)
 #define NU_MALLOC(...) G_MALLOC_F(__VA_ARGS__);
-#define G_FREE(...) agora_free(AGORA_PM_FIRST_(__VA_ARGS__, 0));
+#define G_FREE(...) agora_mem_free(AGORA_PM_FIRST_(__VA_ARGS__, 0));
 #define NU_FREE(...) G_FREE(__VA_ARGS__)
 
 /* ---- Threads ---- */

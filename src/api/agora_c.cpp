@@ -121,33 +121,85 @@ static bool placement_valid(Runtime *rt, const char *fn, agora_placement_t place
   return true;
 }
 
-void *agora_alloc(size_t bytes) { return agora_alloc_placed(bytes, AGORA_PLACE_BLOCK, 0); }
+// The out-parameter of an allocation: NULL is AGORA_ERR_INVALID_ARGUMENT
+// (nowhere to put the result); otherwise cleared first, so that it is NULL
+// whatever the failure.
+static bool out_param(const char *fn, void **out) {
+  if (!out) {
+    agora::log_error("%s: out is NULL (the pointer comes back through it)", fn);
+    return false;
+  }
+  *out = nullptr;
+  return true;
+}
+
+// The status of an allocation that returned nothing: the runtime has said
+// why on stderr. Every way it fails after the checks above is a lack of
+// memory (or of its records), or a size too large for the region.
+static agora_status_t allocated(void *p, void **out) {
+  *out = p;
+  return p ? AGORA_OK : AGORA_ERR_NO_MEMORY;
+}
+
+agora_status_t agora_mem_alloc(size_t bytes, void **out) {
+  return agora_mem_alloc_placed(bytes, AGORA_PLACE_BLOCK, 0, out);
+}
+
+agora_status_t agora_mem_alloc_placed(size_t bytes, agora_placement_t placement, int rank, void **out) {
+  AGORA_ON_PRIVATE_STACK(agora_mem_alloc_placed(bytes, placement, rank, out));
+  if (!out_param("agora_mem_alloc_placed", out)) return AGORA_ERR_INVALID_ARGUMENT;
+  RUNTIME_OR("agora_alloc", AGORA_ERR_NOT_INITIALIZED);
+  if (!placement_valid(rt, "agora_alloc_placed", placement, &rank)) return AGORA_ERR_INVALID_ARGUMENT;
+  return allocated(rt->alloc_collective(bytes, (agora::Placement)placement, rank), out);
+}
+
+agora_status_t agora_mem_malloc(size_t bytes, void **out) {
+  AGORA_ON_PRIVATE_STACK(agora_mem_malloc(bytes, out));
+  if (!out_param("agora_mem_malloc", out)) return AGORA_ERR_INVALID_ARGUMENT;
+  RUNTIME_OR("agora_malloc", AGORA_ERR_NOT_INITIALIZED);
+  return allocated(rt->malloc_local(bytes), out);
+}
+
+agora_status_t agora_mem_malloc_placed(size_t bytes, agora_placement_t placement, int rank, void **out) {
+  AGORA_ON_PRIVATE_STACK(agora_mem_malloc_placed(bytes, placement, rank, out));
+  if (!out_param("agora_mem_malloc_placed", out)) return AGORA_ERR_INVALID_ARGUMENT;
+  RUNTIME_OR("agora_malloc_placed", AGORA_ERR_NOT_INITIALIZED);
+  if (!placement_valid(rt, "agora_malloc_placed", placement, &rank)) return AGORA_ERR_INVALID_ARGUMENT;
+  return allocated(rt->malloc_placed(bytes, (agora::Placement)placement, rank), out);
+}
+
+agora_status_t agora_mem_free(void *ptr) {
+  AGORA_ON_PRIVATE_STACK(agora_mem_free(ptr));
+  RUNTIME_OR("agora_free", AGORA_ERR_NOT_INITIALIZED);
+  return (agora_status_t)rt->free_any(ptr);
+}
+
+// The deprecated forms (agora.h): the pointer, NULL on failure.
+void *agora_alloc(size_t bytes) {
+  void *p = nullptr;
+  agora_mem_alloc(bytes, &p);
+  return p;
+}
 
 void *agora_alloc_placed(size_t bytes, agora_placement_t placement, int rank) {
-  AGORA_ON_PRIVATE_STACK(agora_alloc_placed(bytes, placement, rank));
-  RUNTIME_OR("agora_alloc", nullptr);
-  if (!placement_valid(rt, "agora_alloc_placed", placement, &rank)) return nullptr;
-  return rt->alloc_collective(bytes, (agora::Placement)placement, rank);
+  void *p = nullptr;
+  agora_mem_alloc_placed(bytes, placement, rank, &p);
+  return p;
 }
 
 void *agora_malloc(size_t bytes) {
-  AGORA_ON_PRIVATE_STACK(agora_malloc(bytes));
-  RUNTIME_OR("agora_malloc", nullptr);
-  return rt->malloc_local(bytes);
+  void *p = nullptr;
+  agora_mem_malloc(bytes, &p);
+  return p;
 }
 
 void *agora_malloc_placed(size_t bytes, agora_placement_t placement, int rank) {
-  AGORA_ON_PRIVATE_STACK(agora_malloc_placed(bytes, placement, rank));
-  RUNTIME_OR("agora_malloc_placed", nullptr);
-  if (!placement_valid(rt, "agora_malloc_placed", placement, &rank)) return nullptr;
-  return rt->malloc_placed(bytes, (agora::Placement)placement, rank);
+  void *p = nullptr;
+  agora_mem_malloc_placed(bytes, placement, rank, &p);
+  return p;
 }
 
-int agora_free(void *ptr) {
-  AGORA_ON_PRIVATE_STACK(agora_free(ptr));
-  RUNTIME_OR("agora_free", AGORA_ERR_NOT_INITIALIZED);
-  return rt->free_any(ptr);
-}
+int agora_free(void *ptr) { return agora_mem_free(ptr); }
 
 int agora_home_of(const void *ptr) {
   RUNTIME_OR("agora_home_of", -1);
@@ -160,38 +212,66 @@ int agora_is_global(const void *ptr) {
   return rt->space().contains((uintptr_t)ptr);
 }
 
-// call_site: the program's call, so that ranks' creations can be compared.
-static agora_lock_t *create_locks(size_t count, const void *call_site) {
-  AGORA_ON_PRIVATE_STACK(create_locks(count, call_site));
-  RUNTIME_OR("agora_lock_create", nullptr);
+// A destroyed lock's id (agora_lock_destroy): no created lock has it (their
+// ids stay below 2^63) and it is not 0, the mark of an address-named lock.
+static constexpr uint64_t kDestroyedLock = UINT64_MAX;
+
+// Gives locks[0..count) new ids. call_site: the program's call, so that
+// ranks' creations can be compared.
+static agora_status_t init_locks(const char *fn, agora_lock_t *locks, size_t count, const void *call_site) {
+  AGORA_ON_PRIVATE_STACK(init_locks(fn, locks, count, call_site));
+  RUNTIME_OR(fn, AGORA_ERR_NOT_INITIALIZED);
+  if (!locks) {
+    agora::log_error("%s: the lock is NULL", fn);
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
   if (count == 0) {
-    agora::log_error("agora_lock_array_create: count must be at least 1");
-    return nullptr;
+    agora::log_error("%s: count must be at least 1", fn);
+    return AGORA_ERR_INVALID_ARGUMENT;
   }
   if (count > (1ull << 40)) {
-    agora::log_error("agora_lock_array_create: %zu locks is too many (at most 2^40)", count);
-    return nullptr;
-  }
-  // Allocated before any id is taken, so a failure leaves the ids (which
-  // every rank must hand out alike) untouched. In global memory, so that a
-  // handle created by main or a thread is valid on every rank.
-  auto *locks = (agora_lock_t *)rt->malloc_local(count * sizeof(agora_lock_t));
-  if (!locks) {
-    agora::log_error("agora_lock_array_create(%zu): cannot allocate %zu handles of %zu bytes",
-                     count, count, sizeof(agora_lock_t));
-    return nullptr;
+    agora::log_error("%s: %zu locks is too many (at most 2^40)", fn, count);
+    return AGORA_ERR_INVALID_ARGUMENT;
   }
   std::string module, error;
   uint64_t site = 0;
   if (agora::platform::code_ref_from_address(call_site, &module, &site, &error))
     site ^= std::hash<std::string>{}(module);
   uint64_t first = rt->create_locks(count, site);
-  if (first == UINT64_MAX) {
+  if (first == UINT64_MAX) return AGORA_ERR_NO_MEMORY;  // out of ids (the runtime said so)
+  // A handle holds its id + 1: id 0 in a handle means "named by its address".
+  for (size_t i = 0; i < count; ++i) locks[i].id = first + i + 1;
+  return AGORA_OK;
+}
+
+agora_status_t agora_lock_init(agora_lock_t *lock) {
+  return init_locks("agora_lock_init", lock, 1, __builtin_return_address(0));
+}
+
+agora_status_t agora_lock_array_init(agora_lock_t *locks, size_t count) {
+  return init_locks("agora_lock_array_init", locks, count, __builtin_return_address(0));
+}
+
+// The deprecated forms: handles in global memory (valid on every rank),
+// allocated before any id is taken, so that a failure leaves the ids (which
+// every rank must hand out alike) untouched.
+static agora_lock_t *create_locks(size_t count, const void *call_site) {
+  AGORA_ON_PRIVATE_STACK(create_locks(count, call_site));
+  RUNTIME_OR("agora_lock_create", nullptr);
+  if (count == 0 || count > (1ull << 40)) {
+    agora::log_error("agora_lock_array_create: count %zu is not between 1 and 2^40", count);
+    return nullptr;
+  }
+  auto *locks = (agora_lock_t *)rt->malloc_local(count * sizeof(agora_lock_t));
+  if (!locks) {
+    agora::log_error("agora_lock_array_create(%zu): cannot allocate %zu handles of %zu bytes",
+                     count, count, sizeof(agora_lock_t));
+    return nullptr;
+  }
+  if (init_locks("agora_lock_array_create", locks, count, call_site) != AGORA_OK) {
     rt->free_any(locks);
     return nullptr;
   }
-  // A handle holds its id + 1: id 0 in a handle means "named by its address".
-  for (size_t i = 0; i < count; ++i) locks[i].id = first + i + 1;
   return locks;
 }
 
@@ -206,6 +286,12 @@ agora_lock_t *agora_lock_array_create(size_t count) {
 static bool lock_key(Runtime *rt, const char *fn, const agora_lock_t *lock, uint64_t *key) {
   if (!lock) {
     agora::log_error("%s: the lock is NULL", fn);
+    return false;
+  }
+  if (lock->id == kDestroyedLock) {
+    agora::log_error("%s(%p): the lock was destroyed (agora_lock_destroy); initialise it again "
+                     "(agora_lock_init, or zero-fill it in global memory) before using it",
+                     fn, (const void *)lock);
     return false;
   }
   if (lock->id) {
@@ -246,6 +332,26 @@ int agora_trylock(agora_lock_t *lock) {
   uint64_t key;
   if (!lock_key(rt, "agora_trylock", lock, &key)) return AGORA_ERR_INVALID_ARGUMENT;
   return rt->trylock(key);
+}
+
+agora_status_t agora_lock_destroy(agora_lock_t *lock) {
+  AGORA_ON_PRIVATE_STACK(agora_lock_destroy(lock));
+  RUNTIME_OR("agora_lock_destroy", AGORA_ERR_NOT_INITIALIZED);
+  uint64_t key;
+  if (!lock_key(rt, "agora_lock_destroy", lock, &key)) return AGORA_ERR_INVALID_ARGUMENT;
+  int status = rt->lock_destroy(key);
+  if (status == AGORA_OK) lock->id = kDestroyedLock;
+  return (agora_status_t)status;
+}
+
+agora_status_t agora_lock_array_destroy(agora_lock_t *locks, size_t count) {
+  if (!locks && count) {
+    agora::log_error("agora_lock_array_destroy: locks is NULL");
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  for (size_t i = 0; i < count; ++i)
+    if (agora_status_t status = agora_lock_destroy(&locks[i])) return status;
+  return AGORA_OK;
 }
 
 int agora_barrier(void) {
@@ -530,18 +636,18 @@ size_t agora_stats_json(char *buf, size_t size) {
   return s.size();
 }
 
-int agora_stats_get(agora_stats_t *out, int scope) {
+agora_status_t agora_stats_get(agora_stats_t *out, agora_stats_scope_t scope) {
   AGORA_ON_PRIVATE_STACK(agora_stats_get(out, scope));
   RUNTIME_OR("agora_stats_get", AGORA_ERR_NOT_INITIALIZED);
   if (!out || (scope != AGORA_STATS_RANK && scope != AGORA_STATS_JOB)) {
-    agora::log_error("agora_stats_get: %s", !out ? "out is NULL"
-                                                 : "scope is not AGORA_STATS_RANK or AGORA_STATS_JOB");
+    if (!out) agora::log_error("agora_stats_get: out is NULL");
+    else agora::log_error("agora_stats_get: scope %d is not AGORA_STATS_RANK or AGORA_STATS_JOB", (int)scope);
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   // Filled here, copied out without the lock (out may be global memory).
   agora::Stats got;
   if (scope == AGORA_STATS_RANK) got = rt->stats_snapshot();
-  else if (int status = rt->stats_job(&got)) return status;
+  else if (int status = rt->stats_job(&got)) return (agora_status_t)status;
   *out = got;
   return AGORA_OK;
 }

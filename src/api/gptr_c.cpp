@@ -16,7 +16,7 @@ namespace agora {
 Runtime *api_runtime();
 }
 
-static_assert(sizeof(agora_signal_t) >= sizeof(gptr::Signal), "agora_signal_t too small for gptr::Signal");
+static_assert(sizeof(agora_gptr_signal_t) >= sizeof(gptr::Signal), "agora_gptr_signal_t too small for gptr::Signal");
 static_assert(sizeof(agora_gptr_stats_t) == sizeof(gptr::Counters), "agora_gptr_stats_t and gptr::Counters differ");
 static_assert(AGORA_GPTR_OFFSET_BITS == gptr::kOffsetBits);
 
@@ -31,21 +31,21 @@ Runtime *live(const char *fn) {
   return rt;
 }
 
-gptr::Signal *signal_of(agora_signal_t *s) { return reinterpret_cast<gptr::Signal *>(s); }
+gptr::Signal *signal_of(agora_gptr_signal_t *s) { return reinterpret_cast<gptr::Signal *>(s); }
 
 // Local buffers are the caller's private memory: the engine fills and reads
 // them while it holds its lock, where a page fault of global memory could
 // wait for the very service that holds it.
 bool private_buffer(Runtime *rt, const char *fn, const void *p, size_t bytes) {
   if (!bytes || !rt->space().contains((uintptr_t)p)) return true;
-  agora::log_error("%s: the local buffer %p is in Agora's page-based global memory (agora_alloc, agora_malloc, "
+  agora::log_error("%s: the local buffer %p is in Agora's page-based global memory (agora_mem_alloc, agora_mem_malloc, "
                    "or a stack or global of a program built with agoracc); use private memory",
                    fn, p);
   return false;
 }
 
 int access(const char *fn, gptr::OpKind kind, agora_gptr_t g, const void *local, size_t bytes, bool scalar,
-           agora_signal_t *signal, bool implicit) {
+           agora_gptr_signal_t *signal, bool implicit) {
   Runtime *rt = live(fn);
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
   if (!private_buffer(rt, fn, local, bytes)) return AGORA_ERR_INVALID_ARGUMENT;
@@ -57,11 +57,24 @@ int access(const char *fn, gptr::OpKind kind, agora_gptr_t g, const void *local,
 
 extern "C" {
 
-agora_gptr_t agora_gptr_alloc(size_t bytes_per_rank) {
-  Runtime *rt = live("agora_gptr_alloc");
-  if (!rt) return AGORA_GPTR_NULL;
+agora_status_t agora_gptr_mem_alloc(size_t bytes_per_rank, agora_gptr_t *out) {
+  if (!out) {
+    agora::log_error("agora_gptr_mem_alloc: out is NULL (the pointer comes back through it)");
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  *out = AGORA_GPTR_NULL;
+  Runtime *rt = live("agora_gptr_mem_alloc");
+  if (!rt) return AGORA_ERR_NOT_INITIALIZED;
   uint64_t offset = rt->gptr_alloc(bytes_per_rank);
-  return offset == UINT64_MAX ? AGORA_GPTR_NULL : agora_gptr_make(rt->rank(), offset);
+  if (offset == UINT64_MAX) return AGORA_ERR_NO_MEMORY;  // the runtime said why
+  *out = agora_gptr_make(rt->rank(), offset);
+  return AGORA_OK;
+}
+
+agora_gptr_t agora_gptr_alloc(size_t bytes_per_rank) {
+  agora_gptr_t g = AGORA_GPTR_NULL;
+  agora_gptr_mem_alloc(bytes_per_rank, &g);
+  return g;
 }
 
 void *agora_gptr_to_local(agora_gptr_t g) {
@@ -80,10 +93,10 @@ int agora_gptr_read(agora_gptr_t src, void *value, size_t width) {
 int agora_gptr_write(agora_gptr_t dst, const void *value, size_t width) {
   return access("agora_gptr_write", gptr::OpKind::Write, dst, value, width, true, nullptr, false);
 }
-int agora_gptr_read_async(agora_gptr_t src, void *value, size_t width, agora_signal_t *signal) {
+int agora_gptr_read_async(agora_gptr_t src, void *value, size_t width, agora_gptr_signal_t *signal) {
   return access("agora_gptr_read_async", gptr::OpKind::Read, src, value, width, true, signal, true);
 }
-int agora_gptr_write_async(agora_gptr_t dst, const void *value, size_t width, agora_signal_t *signal) {
+int agora_gptr_write_async(agora_gptr_t dst, const void *value, size_t width, agora_gptr_signal_t *signal) {
   return access("agora_gptr_write_async", gptr::OpKind::Write, dst, value, width, true, signal, true);
 }
 int agora_gptr_get(void *dst, agora_gptr_t src, size_t bytes) {
@@ -92,10 +105,10 @@ int agora_gptr_get(void *dst, agora_gptr_t src, size_t bytes) {
 int agora_gptr_put(agora_gptr_t dst, const void *src, size_t bytes) {
   return access("agora_gptr_put", gptr::OpKind::Write, dst, src, bytes, false, nullptr, false);
 }
-int agora_gptr_get_async(void *dst, agora_gptr_t src, size_t bytes, agora_signal_t *signal) {
+int agora_gptr_get_async(void *dst, agora_gptr_t src, size_t bytes, agora_gptr_signal_t *signal) {
   return access("agora_gptr_get_async", gptr::OpKind::Read, src, dst, bytes, false, signal, true);
 }
-int agora_gptr_put_async(agora_gptr_t dst, const void *src, size_t bytes, agora_signal_t *signal) {
+int agora_gptr_put_async(agora_gptr_t dst, const void *src, size_t bytes, agora_gptr_signal_t *signal) {
   return access("agora_gptr_put_async", gptr::OpKind::Write, dst, src, bytes, false, signal, true);
 }
 int agora_gptr_store(agora_gptr_t dst, const void *src, size_t bytes) {
@@ -121,29 +134,61 @@ int agora_gptr_store_sync(size_t bytes) {
   return rt->gptr_store_sync(bytes);
 }
 
-int agora_signal_init(agora_signal_t *signal) {
+agora_status_t agora_gptr_signal_init(agora_gptr_signal_t *signal) {
   if (!signal) {
-    agora::log_error("agora_signal_init: null signal");
+    agora::log_error("agora_gptr_signal_init: null signal");
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   new (signal) gptr::Signal();
   return AGORA_OK;
 }
 
-int agora_signal_wait(agora_signal_t *signal) {
-  Runtime *rt = live("agora_signal_wait");
+agora_status_t agora_gptr_signal_wait(agora_gptr_signal_t *signal) {
+  Runtime *rt = live("agora_gptr_signal_wait");
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
   if (!signal) {
-    agora::log_error("agora_signal_wait: null signal");
+    agora::log_error("agora_gptr_signal_wait: null signal");
     return AGORA_ERR_INVALID_ARGUMENT;
   }
-  return rt->gptr_signal_wait(signal_of(signal));
+  return (agora_status_t)rt->gptr_signal_wait(signal_of(signal));
 }
 
-int64_t agora_signal_pending(agora_signal_t *signal) {
-  Runtime *rt = live("agora_signal_pending");
-  if (!rt || !signal) return AGORA_ERR_INVALID_ARGUMENT;
-  return rt->gptr_signal_pending(signal_of(signal));
+agora_status_t agora_gptr_signal_pending(agora_gptr_signal_t *signal, int64_t *pending) {
+  Runtime *rt = live("agora_gptr_signal_pending");
+  if (!rt) return AGORA_ERR_NOT_INITIALIZED;
+  if (!signal || !pending) {
+    agora::log_error("agora_gptr_signal_pending: %s is NULL", !signal ? "signal" : "pending");
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  *pending = rt->gptr_signal_pending(signal_of(signal));
+  return AGORA_OK;
+}
+
+agora_status_t agora_gptr_signal_destroy(agora_gptr_signal_t *signal) {
+  Runtime *rt = live("agora_gptr_signal_destroy");
+  if (!rt) return AGORA_ERR_NOT_INITIALIZED;
+  if (!signal) {
+    agora::log_error("agora_gptr_signal_destroy: null signal");
+    return AGORA_ERR_INVALID_ARGUMENT;
+  }
+  // A waiter means a wait is under way, which counts as pending too.
+  int64_t pending = rt->gptr_signal_pending(signal_of(signal));
+  if (pending != 0) {
+    agora::log_error("agora_gptr_signal_destroy(%p): %lld operations counted on it have not completed "
+                     "(agora_gptr_signal_wait first)",
+                     (void *)signal, (long long)pending);
+    return AGORA_ERR_MISUSE;
+  }
+  return AGORA_OK;
+}
+
+// The deprecated names (gptr.h).
+int agora_signal_init(agora_gptr_signal_t *signal) { return agora_gptr_signal_init(signal); }
+int agora_signal_wait(agora_gptr_signal_t *signal) { return agora_gptr_signal_wait(signal); }
+int64_t agora_signal_pending(agora_gptr_signal_t *signal) {
+  int64_t pending = 0;
+  agora_status_t status = agora_gptr_signal_pending(signal, &pending);
+  return status == AGORA_OK ? pending : (int64_t)status;
 }
 
 const char *agora_gptr_scheme(void) {

@@ -8,7 +8,7 @@ const char *status_text(int code) {
   // A switch over the public enum: -Wswitch names a public status missing
   // from AGORA_STATUS_LIST, and a status listed twice does not compile.
   switch (static_cast<agora_status_t>(code)) {
-#define AGORA_STATUS_CASE(internal, pub, text) \
+#define AGORA_STATUS_CASE(pub, text) \
   case pub: return #pub ": " text;
     AGORA_STATUS_LIST(AGORA_STATUS_CASE)
 #undef AGORA_STATUS_CASE

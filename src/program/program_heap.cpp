@@ -50,10 +50,10 @@ void *allocate(size_t alignment, size_t bytes) {
   void *block = nullptr;
   agora::HeapPlacement heap = g_heap.load(std::memory_order_relaxed);
   if (heap != agora::HeapPlacement::Local && bytes >= agora::kHeapPlacedMin)
-    block = agora_malloc_placed(bytes + extra,
-                                heap == agora::HeapPlacement::Block ? AGORA_PLACE_BLOCK : AGORA_PLACE_CYCLIC, 0);
+    agora_mem_malloc_placed(bytes + extra, heap == agora::HeapPlacement::Block ? AGORA_PLACE_BLOCK : AGORA_PLACE_CYCLIC,
+                            0, &block);
   else
-    block = agora_malloc(bytes + extra);
+    agora_mem_malloc(bytes + extra, &block);
   if (!block) {
     errno = ENOMEM;
     return nullptr;
@@ -122,7 +122,7 @@ void agora_program_free(void *p) {
   if (!valid_block(p, "free")) return;
   Header *h = header_of(p);
   h->magic = 0;  // a second free is then reported
-  agora_free((void *)((uintptr_t)p - h->offset));
+  agora_mem_free((void *)((uintptr_t)p - h->offset));
 }
 
 void *agora_program_realloc(void *p, size_t bytes) {

@@ -44,8 +44,10 @@ void *main_body(void *) {
 char **copy_strings(char **strings, int count) {
   size_t bytes = (size_t)(count + 1) * sizeof(char *);
   for (int i = 0; i < count; ++i) bytes += std::strlen(strings[i]) + 1;
-  auto **copy = (char **)agora_malloc(bytes);
-  if (!copy) fatal("cannot copy main's arguments (%zu bytes) into global memory", bytes);
+  void *block = nullptr;
+  if (agora_mem_malloc(bytes, &block) != AGORA_OK)
+    fatal("cannot copy main's arguments (%zu bytes) into global memory", bytes);
+  auto **copy = static_cast<char **>(block);
   char *text = (char *)(copy + count + 1);
   for (int i = 0; i < count; ++i) {
     size_t n = std::strlen(strings[i]) + 1;

@@ -88,6 +88,16 @@ int Runtime::trylock(uint64_t id) {
   return status;
 }
 
+int Runtime::lock_destroy(uint64_t id) {
+  WaitNote note{WaitKind::Lock, id};
+  int status = timed_sync(note, [&](Waiter *w) { return locks_->destroy(id, w); });
+  if (status == AGORA_ERR_MISUSE)
+    log_error("agora_lock_destroy: lock %llu is held or waited for; release it (and let every "
+              "waiter have it) before destroying it",
+              (unsigned long long)id);
+  return status;
+}
+
 uint64_t Runtime::thread_token() { return this_thread_token(); }
 
 int Runtime::unlock(uint64_t id) {

@@ -43,6 +43,32 @@ int LockService::release(uint64_t lock, uint64_t thread, const std::vector<Store
   return AGORA_OK;
 }
 
+int LockService::destroy(uint64_t lock, Waiter *w) {
+  if (holder_thread_.count(lock)) return AGORA_ERR_MISUSE;
+  uint64_t token = (uint64_t)(uintptr_t)w;
+  Rank mgr = manager_of(lock);
+  if (mgr == host_.rank()) manager_destroy(lock, host_.rank(), token, false);
+  else host_.send_request(mgr, {Channel::Lock, kDestroy, 0, lock, token, 0});
+  return AGORA_OK;
+}
+
+void LockService::manager_destroy(uint64_t lock, Rank from, uint64_t token, bool asked_holder) {
+  int status = AGORA_OK;
+  auto it = managed_.find(lock);
+  if (it != managed_.end()) {
+    const Managed &l = it->second;
+    if (l.held && l.queue.empty() && !asked_holder && l.holder != host_.rank()) {
+      // Held by another rank, as far as this record knows: ask it.
+      host_.send_request(l.holder, {Channel::Lock, kHolderQuery, 0, lock, token, (uint64_t)from});
+      return;
+    }
+    if (l.held || !l.queue.empty()) status = AGORA_ERR_MISUSE;
+    else managed_.erase(it);
+  }
+  if (from == host_.rank()) reinterpret_cast<Waiter *>(token)->complete(status);
+  else host_.send(from, {Channel::Lock, kDestroyed, 0, lock, token, (uint64_t)(int64_t)status});
+}
+
 void LockService::on_message(const MsgHeader &m, Payload p) {
   switch (m.op) {
     case kRequest:
@@ -56,6 +82,10 @@ void LockService::on_message(const MsgHeader &m, Payload p) {
     case kHandOff:
       hand_off(m.a, {(Rank)m.c, m.b, std::vector<std::byte>(p.data, p.data + p.size)});
       break;
+    case kDestroy: manager_destroy(m.a, m.src, m.b, false); break;
+    case kHolderQuery: host_.send(m.src, {Channel::Lock, kHolderAnswer, 0, m.a, m.b, m.c}); break;
+    case kHolderAnswer: manager_destroy(m.a, (Rank)m.c, m.b, true); break;
+    case kDestroyed: reinterpret_cast<Waiter *>(m.b)->complete((int)(int64_t)m.c); break;
   }
 }
 

@@ -58,6 +58,15 @@ class LockService {
   // Returns AGORA_OK, or AGORA_ERR_NOT_HELD if `thread` does not hold `lock`.
   // `stores`: the bytes the thread stored in the span, if store tracing found them.
   int release(uint64_t lock, uint64_t thread, const std::vector<StoreRange> *stores = nullptr);
+  // Ends a lock: its manager drops its record (holder, queue, last
+  // releaser, signature). Completes *w with AGORA_OK, or with
+  // AGORA_ERR_MISUSE (the record kept) if a thread holds or waits for it.
+  // Returns AGORA_ERR_MISUSE without asking if a thread of this rank holds it.
+  // A record that says another rank holds the lock may only lag behind a
+  // release still on its way (after a barrier, say): the manager then asks
+  // that rank, and decides on its record once the answer is back, which
+  // comes after any release that rank sent before it.
+  int destroy(uint64_t lock, Waiter *w);
   void on_message(const MsgHeader &m, Payload p);
 
   Rank manager_of(uint64_t lock) const {
@@ -65,7 +74,10 @@ class LockService {
   }
 
  private:
-  enum Op : uint16_t { kRequest = 1, kGrant = 2, kRelease = 3, kHandOff = 4, kTryRequest = 5, kBusy = 6 };
+  enum Op : uint16_t {
+    kRequest = 1, kGrant = 2, kRelease = 3, kHandOff = 4, kTryRequest = 5, kBusy = 6,
+    kDestroy = 7, kDestroyed = 8, kHolderQuery = 9, kHolderAnswer = 10
+  };
   struct Requester {
     Rank rank;
     uint64_t token;                // the requester's Waiter, opaque to the manager
@@ -85,6 +97,9 @@ class LockService {
   void busy_here(uint64_t token);
   void check_signature(uint64_t lock, Managed &l, Rank from, uint64_t signature);
   void manager_release(uint64_t lock, Rank releaser);
+  // asked_holder: the holder's rank has answered a query sent after the
+  // destroy arrived, so a release it sent before is in (pairs are FIFO).
+  void manager_destroy(uint64_t lock, Rank from, uint64_t token, bool asked_holder);
   void grant(uint64_t lock, const Managed &l, Requester r);
   void hand_off(uint64_t lock, Requester r);
   void granted_here(uint64_t lock, uint64_t token, Payload info);

@@ -13,7 +13,7 @@ int main(int argc, char **argv) {
 
     /* Collective: identical pointer on every rank, page aligned, zeroed. */
     size_t pages = 4 * (size_t)np;
-    char *blk = agora_alloc(pages * PAGE);
+    char *blk = test_alloc(pages * PAGE);
     int64_t p[2] = {(int64_t)(uintptr_t)blk, -(int64_t)(uintptr_t)blk};
     agora_reduce(p, 2, AGORA_INT64, AGORA_MAX);
     CHECK(p[0] == -p[1], "ranks got different pointers");
@@ -24,12 +24,12 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < pages; i++)
         CHECK(agora_home_of(blk + i * PAGE) == (int)(i * np / pages), "block page %zu homed on %d", i,
               agora_home_of(blk + i * PAGE));
-    char *cyc = agora_alloc_placed(pages * PAGE, AGORA_PLACE_CYCLIC, 0);
+    char *cyc = test_alloc_placed(pages * PAGE, AGORA_PLACE_CYCLIC, 0);
     for (size_t i = 0; i < pages; i++)
         CHECK(agora_home_of(cyc + i * PAGE) == (int)(i % np), "cyclic page %zu homed on %d", i, agora_home_of(cyc + i * PAGE));
-    char *one = agora_alloc_placed(3 * PAGE, AGORA_PLACE_RANK, np - 1);
+    char *one = test_alloc_placed(3 * PAGE, AGORA_PLACE_RANK, np - 1);
     for (int i = 0; i < 3; i++) CHECK(agora_home_of(one + i * PAGE) == np - 1, "rank placement");
-    CHECK(agora_alloc_placed(PAGE, AGORA_PLACE_RANK, np) == NULL, "placement on a rank that does not exist accepted");
+    CHECK(test_alloc_placed(PAGE, AGORA_PLACE_RANK, np) == NULL, "placement on a rank that does not exist accepted");
 
     /* Everyone writes its own page, then reads everyone's. */
     for (size_t i = 0; i < pages; i++) CHECK(blk[i * PAGE] == 0, "not zeroed");
@@ -39,8 +39,8 @@ int main(int argc, char **argv) {
     for (int r = 0; r < np; r++) CHECK(blk[r * PAGE] == r + 1, "page of rank %d holds %d", r, blk[r * PAGE]);
 
     /* Non-collective: each rank allocates, publishes the pointer; others use it. */
-    long **ptrs = agora_alloc((size_t)np * sizeof(long *));
-    long *mine = agora_malloc(1000 * sizeof(long));
+    long **ptrs = test_alloc((size_t)np * sizeof(long *));
+    long *mine = test_malloc(1000 * sizeof(long));
     CHECK(mine != NULL && agora_home_of(mine) == me, "agora_malloc homed on %d", agora_home_of(mine));
     for (int i = 0; i < 1000; i++) mine[i] = me * 100000 + i;
     ptrs[me] = mine;
@@ -51,19 +51,19 @@ int main(int argc, char **argv) {
     /* Free another rank's block (remote free), then double free it. */
     long *victim = ptrs[(me + 1) % np];
     agora_barrier();
-    CHECK(agora_free(victim) == 0, "remote free failed");
+    CHECK(agora_mem_free(victim) == 0, "remote free failed");
     agora_barrier();
-    CHECK(agora_free(victim) == AGORA_ERR_BAD_POINTER, "double free not detected");
-    CHECK(agora_free(&me) == AGORA_ERR_BAD_POINTER, "free of a stack pointer not detected");
-    CHECK(agora_free(blk) == AGORA_ERR_BAD_POINTER, "free of collective memory not detected");
-    long *x = agora_malloc(64);
-    CHECK(agora_free((char *)x + 8) == AGORA_ERR_BAD_POINTER, "free of an interior pointer not detected");
-    CHECK(agora_free(x) == 0, "free");
+    CHECK(agora_mem_free(victim) == AGORA_ERR_BAD_POINTER, "double free not detected");
+    CHECK(agora_mem_free(&me) == AGORA_ERR_BAD_POINTER, "free of a stack pointer not detected");
+    CHECK(agora_mem_free(blk) == AGORA_ERR_BAD_POINTER, "free of collective memory not detected");
+    long *x = test_malloc(64);
+    CHECK(agora_mem_free((char *)x + 8) == AGORA_ERR_BAD_POINTER, "free of an interior pointer not detected");
+    CHECK(agora_mem_free(x) == 0, "free");
 
     /* Exhaustion: NULL on every rank, and the runtime keeps working. */
-    CHECK(agora_alloc((size_t)1 << 40) == NULL, "1 TiB collective allocation succeeded");
-    CHECK(agora_malloc((size_t)1 << 40) == NULL, "1 TiB agora_malloc succeeded");
-    char *after = agora_alloc(PAGE);
+    CHECK(test_alloc((size_t)1 << 40) == NULL, "1 TiB collective allocation succeeded");
+    CHECK(test_malloc((size_t)1 << 40) == NULL, "1 TiB agora_malloc succeeded");
+    char *after = test_alloc(PAGE);
     CHECK(after != NULL, "allocation after exhaustion failed");
     agora_barrier();
 
@@ -78,15 +78,15 @@ int main(int argc, char **argv) {
     long *keep[3 * 6];
     int kept = 0;
     for (int k = 0; k < nhuge; k++) {
-        CHECK(agora_alloc(huge[k]) == NULL, "agora_alloc(%zu) succeeded", huge[k]);
-        CHECK(agora_alloc_placed(huge[k], AGORA_PLACE_CYCLIC, 0) == NULL, "cyclic agora_alloc_placed(%zu) succeeded", huge[k]);
-        CHECK(agora_alloc_placed(huge[k], AGORA_PLACE_RANK, np - 1) == NULL, "agora_alloc_placed(%zu, rank) succeeded", huge[k]);
-        CHECK(agora_malloc(huge[k]) == NULL, "agora_malloc(%zu) succeeded", huge[k]);
+        CHECK(test_alloc(huge[k]) == NULL, "test_alloc(%zu) succeeded", huge[k]);
+        CHECK(test_alloc_placed(huge[k], AGORA_PLACE_CYCLIC, 0) == NULL, "cyclic test_alloc_placed(%zu) succeeded", huge[k]);
+        CHECK(test_alloc_placed(huge[k], AGORA_PLACE_RANK, np - 1) == NULL, "test_alloc_placed(%zu, rank) succeeded", huge[k]);
+        CHECK(test_malloc(huge[k]) == NULL, "test_malloc(%zu) succeeded", huge[k]);
         /* A collective block one page per rank (each rank writes its own
          * page) and a private one, both filled with a pattern. */
-        long *c = agora_alloc((size_t)np * PAGE);
-        long *m = agora_malloc(2 * PAGE);
-        CHECK(c != NULL && m != NULL, "allocation after agora_alloc(%zu) failed", huge[k]);
+        long *c = test_alloc((size_t)np * PAGE);
+        long *m = test_malloc(2 * PAGE);
+        CHECK(c != NULL && m != NULL, "allocation after test_alloc(%zu) failed", huge[k]);
         size_t per = PAGE / sizeof(long);
         for (size_t i = 0; i < per; i++) c[me * per + i] = ((long)k << 40) | ((long)me << 20) | (long)i;
         for (size_t i = 0; i < 2 * per; i++) m[i] = ~(((long)k << 40) | ((long)me << 20) | (long)i);
@@ -111,10 +111,10 @@ int main(int argc, char **argv) {
      * every rank (a lock counter through a lock created after the failure). */
     int64_t v[1] = {1};
     CHECK(agora_reduce(v, SIZE_MAX / 8 + 1, AGORA_INT64, AGORA_SUM) == AGORA_ERR_INVALID_ARGUMENT, "huge reduce accepted");
-    CHECK(agora_lock_array_create(SIZE_MAX) == NULL, "agora_lock_array_create(SIZE_MAX) succeeded");
-    CHECK(agora_lock_array_create(SIZE_MAX / 2) == NULL, "agora_lock_array_create(SIZE_MAX / 2) succeeded");
-    agora_lock_t *lk = agora_lock_create();
-    long *counter = agora_alloc(sizeof(long));
+    CHECK(test_lock_array_create(SIZE_MAX) == NULL, "test_lock_array_create(SIZE_MAX) succeeded");
+    CHECK(test_lock_array_create(SIZE_MAX / 2) == NULL, "test_lock_array_create(SIZE_MAX / 2) succeeded");
+    agora_lock_t *lk = test_lock_create();
+    long *counter = test_alloc(sizeof(long));
     for (int i = 0; i < 100; i++) {
         agora_lock(lk);
         (*counter)++;

@@ -27,8 +27,8 @@ int main(int argc, char **argv) {
     const size_t tib = (size_t)1 << 40;
 
     /* Collective, block placement: rank r homes the r-th 1/N of the pages. */
-    char *big = agora_alloc(tib);
-    CHECK(big != NULL, "agora_alloc(1 TiB) failed");
+    char *big = test_alloc(tib);
+    CHECK(big != NULL, "test_alloc(1 TiB) failed");
     size_t pages = tib / PAGE;
     for (int r = 0; r < np; r++) {
         size_t first = (size_t)r * pages / np, last = (size_t)(r + 1) * pages / np - 1;
@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
               "block page %zu or %zu not homed on %d", first, last, r);
     }
     /* Cyclic, after it: homes alternate. */
-    char *cyc = agora_alloc_placed(64 * PAGE, AGORA_PLACE_CYCLIC, 0);
+    char *cyc = test_alloc_placed(64 * PAGE, AGORA_PLACE_CYCLIC, 0);
     CHECK(cyc == big + tib, "allocations not contiguous");
     for (int i = 0; i < 64; i++) CHECK(agora_home_of(cyc + i * PAGE) == i % np, "cyclic page %d", i);
 
@@ -50,11 +50,11 @@ int main(int argc, char **argv) {
     ((long *)(cyc + me * PAGE))[1] = me + 7;
     /* Per-rank heap: a block of a TiB (of a 4 TiB arena at 16T on 2 ranks),
      * touched at both ends. */
-    char *heap = agora_malloc(tib);
-    CHECK(heap != NULL && agora_home_of(heap) == me, "agora_malloc(1 TiB) failed");
+    char *heap = test_malloc(tib);
+    CHECK(heap != NULL && agora_home_of(heap) == me, "test_malloc(1 TiB) failed");
     heap[0] = (char)(me + 1);
     heap[tib - 1] = (char)(me + 2);
-    char **heaps = agora_alloc((size_t)np * sizeof(char *));
+    char **heaps = test_alloc((size_t)np * sizeof(char *));
     heaps[me] = heap;
     agora_barrier();
     for (int w = 0; w < np; w++)
@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
         CHECK(heaps[r][0] == r + 1 && heaps[r][tib - 1] == r + 2, "heap of rank %d", r);
     }
     agora_barrier();
-    CHECK(agora_free(heap) == 0, "free of the 1 TiB block");
+    CHECK(agora_mem_free(heap) == 0, "free of the 1 TiB block");
 
     long kib = peak_rss_kib();
     CHECK(kib > 0, "cannot read VmHWM");

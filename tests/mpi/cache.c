@@ -34,10 +34,10 @@ static void sweep(size_t pages_per_rank, long iters, int want_evictions) {
     const int me = agora_rank(), n = agora_nranks();
     const size_t pages = pages_per_rank * (size_t)n, words = page_bytes() / 8;
     CHECK((size_t)n <= words - 1, "too many ranks for one word each per page");
-    uint64_t *mem = agora_alloc_placed(pages * page_bytes(), AGORA_PLACE_CYCLIC, 0);
+    uint64_t *mem = test_alloc_placed(pages * page_bytes(), AGORA_PLACE_CYCLIC, 0);
     CHECK(mem != NULL, "allocation of %zu pages failed", pages);
     uint64_t *counter = mem + words - 1; /* last word of page 0 */
-    agora_lock_t *lock = agora_lock_create();
+    agora_lock_t *lock = test_lock_create();
     for (long it = 0; it < iters; it++) {
         for (size_t p = 0; p < pages; p++) mem[p * words + (size_t)me] = value_of(it, me, p);
         agora_lock(lock);
@@ -71,7 +71,7 @@ static void maps(size_t pages, int rewrite) {
     const int me = agora_rank();
     CHECK(agora_nranks() >= 2, "maps needs 2 ranks");
     const size_t words = page_bytes() / 8;
-    uint64_t *mem = agora_alloc_placed(pages * page_bytes(), AGORA_PLACE_RANK, 1);
+    uint64_t *mem = test_alloc_placed(pages * page_bytes(), AGORA_PLACE_RANK, 1);
     CHECK(mem != NULL, "allocation of %zu pages failed", pages);
     if (me == 1)
         for (size_t p = 0; p < pages; p++) mem[p * words] = p + 1;

@@ -46,7 +46,7 @@ static int observer_model(void) {
 }
 
 static void misuse(void) {
-    char *g = agora_alloc(PAGE);
+    char *g = test_alloc(PAGE);
     int local = 0;
     CHECK(agora_flush(g, 0) == AGORA_ERR_INVALID_ARGUMENT, "a zero-size flush is refused");
     CHECK(agora_flush(g, SIZE_MAX) == AGORA_ERR_INVALID_ARGUMENT, "a wrapping flush is refused");
@@ -62,9 +62,9 @@ static void misuse(void) {
 static void busy_wait(int rounds, int data_home, int flag_home, int ack_home) {
     int n = agora_nranks(), me = agora_rank();
     int consumer = n - 1;
-    int64_t *data = agora_alloc_placed(PAGE, AGORA_PLACE_RANK, data_home);
-    volatile int64_t *flag = agora_alloc_placed(PAGE, AGORA_PLACE_RANK, flag_home);
-    volatile int64_t *ack = agora_alloc_placed(PAGE, AGORA_PLACE_RANK, ack_home);
+    int64_t *data = test_alloc_placed(PAGE, AGORA_PLACE_RANK, data_home);
+    volatile int64_t *flag = test_alloc_placed(PAGE, AGORA_PLACE_RANK, flag_home);
+    volatile int64_t *ack = test_alloc_placed(PAGE, AGORA_PLACE_RANK, ack_home);
     const int words = PAGE / 8;
     agora_barrier();
     if (me == 0) {
@@ -108,8 +108,8 @@ static void busy_wait(int rounds, int data_home, int flag_home, int ack_home) {
 static void pipeline(int steps) {
     int n = agora_nranks(), me = agora_rank();
     /* done[r] on a page homed on r, val[r] on a page homed on r+1. */
-    char *done_pages = agora_alloc_placed((size_t)n * PAGE, AGORA_PLACE_CYCLIC, 0);
-    char *val_pages = agora_alloc_placed((size_t)n * PAGE, AGORA_PLACE_CYCLIC, 0);
+    char *done_pages = test_alloc_placed((size_t)n * PAGE, AGORA_PLACE_CYCLIC, 0);
+    char *val_pages = test_alloc_placed((size_t)n * PAGE, AGORA_PLACE_CYCLIC, 0);
 #define DONE(r) ((volatile int64_t *)(done_pages + (size_t)(r) * PAGE))
 #define VAL(r) ((volatile int64_t *)(val_pages + (size_t)(((r) + 1) % n) * PAGE + 64 * (r)))
     agora_barrier();
@@ -143,8 +143,8 @@ static void pipeline(int steps) {
 
 static void flush_all_slots(void) {
     int n = agora_nranks(), me = agora_rank();
-    volatile int64_t *slots = agora_alloc_placed((size_t)n * PAGE, AGORA_PLACE_CYCLIC, 0);
-    volatile int64_t *ready = agora_alloc_placed(PAGE, AGORA_PLACE_RANK, n - 1);
+    volatile int64_t *slots = test_alloc_placed((size_t)n * PAGE, AGORA_PLACE_CYCLIC, 0);
+    volatile int64_t *ready = test_alloc_placed(PAGE, AGORA_PLACE_RANK, n - 1);
     agora_barrier();
     /* Every rank reads every slot page once (a copy to observe). */
     for (int r = 0; r < n; ++r) (void)slots[r * (PAGE / 8)];
@@ -170,11 +170,11 @@ static void flush_all_slots(void) {
 /* Wong & Rendell table IV, phases 1 and 2, between rank 0 (home of x) and rank 1. */
 static void table_iv(int iterations) {
     int me = agora_rank();
-    volatile int64_t *x = agora_alloc_placed(PAGE, AGORA_PLACE_RANK, 0);
+    volatile int64_t *x = test_alloc_placed(PAGE, AGORA_PLACE_RANK, 0);
     /* Rank 0 waits for this before the next barrier: a barrier's message
      * that arrives early may invalidate rank 1's copy (hlrc merges it at
      * once), which would change phase 1's counts. */
-    volatile int64_t *phase1_done = agora_alloc_placed(PAGE, AGORA_PLACE_RANK, 1);
+    volatile int64_t *phase1_done = test_alloc_placed(PAGE, AGORA_PLACE_RANK, 1);
     agora_stats_t before, after;
     const char *protocol = protocol_name();
     int hlrc = strcmp(protocol, "hlrc") == 0, sc = strcmp(protocol, "sc") == 0;

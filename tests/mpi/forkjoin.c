@@ -39,7 +39,7 @@ static void *nested(void *arg) {
     struct task *t = arg;
     for (long k = 0; k < 64; k++)
         CHECK(t->scratch[k] == t->i * 100 + k, "nested %ld: scratch[%ld] = %ld", t->i, k, t->scratch[k]);
-    CHECK(agora_free(t->scratch) == AGORA_OK, "nested %ld: agora_free of its parent's block", t->i);
+    CHECK(agora_mem_free(t->scratch) == AGORA_OK, "nested %ld: agora_free of its parent's block", t->i);
     agora_lock(&t->c->lock);
     t->c->counter += 1;
     t->c->nested_done += 1;
@@ -50,11 +50,11 @@ static void *nested(void *arg) {
 /* Creates a nested thread (explicit rank, or the placement rule if rank < 0)
  * and joins it. */
 static void run_nested(struct ctx *c, long i, int rank) {
-    struct task *t = agora_malloc(sizeof *t);
+    struct task *t = test_malloc(sizeof *t);
     CHECK(t, "worker %ld: agora_malloc", i);
     t->c = c;
     t->i = i;
-    t->scratch = agora_malloc(64 * sizeof(long));
+    t->scratch = test_malloc(64 * sizeof(long));
     CHECK(t->scratch, "worker %ld: agora_malloc", i);
     for (long k = 0; k < 64; k++) t->scratch[k] = i * 100 + k;
     agora_thread_t th;
@@ -64,7 +64,7 @@ static void run_nested(struct ctx *c, long i, int rank) {
     void *ret = NULL;
     CHECK(agora_thread_join(th, &ret) == AGORA_OK, "worker %ld: nested join", i);
     CHECK((intptr_t)ret == i * 7 + th.rank, "worker %ld: nested returned %ld", i, (long)(intptr_t)ret);
-    agora_free(t);
+    agora_mem_free(t);
 }
 
 static void *worker(void *arg) {
@@ -98,7 +98,7 @@ static void *idle_worker(void *arg) { return arg; }
 /* Returns a zeroed page homed on the rank it runs on. */
 static void *alloc_here(void *arg) {
     (void)arg;
-    long *p = agora_malloc(PAGE);
+    long *p = test_malloc(PAGE);
     CHECK(p, "agora_malloc on rank %d", agora_rank());
     memset(p, 0, PAGE);
     return p;
@@ -137,7 +137,7 @@ static void check_consistency(struct ctx *c) {
         CHECK(agora_home_of(remote) == n - 1, "remote page homed on %d", agora_home_of(remote));
     for (int r = 0; r < n; r++) CHECK(remote[r * 8] == 0, "remote[%d] = %ld before", r * 8, remote[r * 8]);
     c->nworkers = -2;
-    struct phase2 *tasks = agora_malloc(n * sizeof *tasks);
+    struct phase2 *tasks = test_malloc(n * sizeof *tasks);
     agora_thread_t th[16];
     for (int r = 0; r < n && r < 16; r++) {
         tasks[r] = (struct phase2){c, remote, r};
@@ -146,8 +146,8 @@ static void check_consistency(struct ctx *c) {
     for (int r = 0; r < n && r < 16; r++) CHECK(agora_thread_join(th[r], NULL) == AGORA_OK, "join phase 2 on %d", r);
     for (int r = 0; r < n && r < 16; r++)
         CHECK(remote[r * 8] == 1000 + r, "remote[%d] = %ld after the join", r * 8, remote[r * 8]);
-    agora_free(tasks);
-    agora_free(remote);
+    agora_mem_free(tasks);
+    agora_mem_free(remote);
 }
 
 static void check_errors(void) {
@@ -191,20 +191,20 @@ int main(int argc, char **argv) {
         CHECK(P >= 1 && P <= MAX_WORKERS, "workers %ld not in 1..%d", P, MAX_WORKERS);
         double t0 = agora_wtime();
 
-        struct ctx *c = agora_malloc(sizeof *c);
+        struct ctx *c = test_malloc(sizeof *c);
         CHECK(c, "agora_malloc ctx");
         memset(c, 0, sizeof *c);
-        c->words = agora_malloc(PAGES * PAGE);
+        c->words = test_malloc(PAGES * PAGE);
         CHECK(c->words, "agora_malloc words");
         memset(c->words, 0, PAGES * PAGE);
-        agora_lock_t *lk = agora_lock_create();
+        agora_lock_t *lk = test_lock_create();
         c->lock = *lk;
         c->nworkers = P;
         c->threads_per_rank = T;
 
         agora_thread_t th[MAX_WORKERS];
         long first_slot = agora_program_mode() ? 1 : 0;
-        struct task *tasks = agora_malloc(P * sizeof *tasks);
+        struct task *tasks = test_malloc(P * sizeof *tasks);
         CHECK(tasks, "agora_malloc tasks");
         for (long i = 0; i < P; i++) {
             tasks[i].c = c;

@@ -48,6 +48,22 @@
 #include "check.h"
 
 static int me, nr;
+
+/* agora_gptr_mem_alloc as an expression: AGORA_GPTR_NULL on failure. */
+static agora_gptr_t gptr_alloc(size_t bytes)
+{
+    agora_gptr_t g = AGORA_GPTR_NULL;
+    agora_gptr_mem_alloc(bytes, &g);
+    return g;
+}
+
+/* agora_gptr_signal_pending as an expression: the count, or a negative status. */
+static int64_t signal_pending(agora_gptr_signal_t *s)
+{
+    int64_t pending = 0;
+    agora_status_t status = agora_gptr_signal_pending(s, &pending);
+    return status == AGORA_OK ? pending : (int64_t)status;
+}
 static int swcc;  /* the local pointer is not to be trusted for data others wrote */
 static const char *scheme = "?";
 
@@ -147,7 +163,7 @@ static void check_counts(const char *test)
 
 static agora_gptr_t alloc_checked(size_t bytes)
 {
-    agora_gptr_t g = agora_gptr_alloc(bytes);
+    agora_gptr_t g = gptr_alloc(bytes);
     CHECK(g != AGORA_GPTR_NULL, "agora_gptr_alloc(%zu) failed", bytes);
     CHECK(agora_gptr_rank(g) == me && agora_gptr_offset(g) % 65536 == 0,
           "agora_gptr_alloc(%zu) = rank %d offset %llu", bytes, agora_gptr_rank(g),
@@ -287,7 +303,7 @@ static int64_t async_at(int wi, int i)
 /* The operations this rank issued, as agora_gptr_stats must count them. */
 static uint64_t issued_reads, issued_writes, issued_local;
 
-static void async_writes(agora_gptr_t area, int round, int phase, int writer, int target, agora_signal_t *s)
+static void async_writes(agora_gptr_t area, int round, int phase, int writer, int target, agora_gptr_signal_t *s)
 {
     issued_writes += 4 * kK;
     if (agora_gptr_rank(area) == me) issued_local += 4 * kK;
@@ -300,7 +316,7 @@ static void async_writes(agora_gptr_t area, int round, int phase, int writer, in
         }
 }
 
-static void async_reads(agora_gptr_t area, agora_signal_t *s)
+static void async_reads(agora_gptr_t area, agora_gptr_signal_t *s)
 {
     issued_reads += 4 * kK;
     if (agora_gptr_rank(area) == me) issued_local += 4 * kK;
@@ -328,18 +344,18 @@ static void async_check(int round, int phase, int writer, int target, const char
 }
 
 static int64_t max_pending;
-static void check_pending(agora_signal_t *s, int64_t most, const char *what)
+static void check_pending(agora_gptr_signal_t *s, int64_t most, const char *what)
 {
-    int64_t p = agora_signal_pending(s);
+    int64_t p = signal_pending(s);
     CHECK(p >= 0 && p <= most, "%s: %lld pending, expected 0..%lld", what, (long long)p, (long long)most);
     if (p > max_pending) max_pending = p;
 }
 
-static void wait_zero(agora_signal_t *s, const char *what)
+static void wait_zero(agora_gptr_signal_t *s, const char *what)
 {
-    OK(agora_signal_wait(s));
-    CHECK(agora_signal_pending(s) == 0, "%s: %lld pending after agora_signal_wait", what,
-          (long long)agora_signal_pending(s));
+    OK(agora_gptr_signal_wait(s));
+    CHECK(signal_pending(s) == 0, "%s: %lld pending after agora_signal_wait", what,
+          (long long)signal_pending(s));
 }
 
 static void test_async(void)
@@ -347,16 +363,16 @@ static void test_async(void)
     /* Area A (one signal) and area B (the NULL signal) of each writer on every rank. */
     agora_gptr_t base = alloc_checked((size_t)2 * nr * kArea);
     int right = (me + 1) % nr, left = (me + nr - 1) % nr;
-    agora_signal_t s, s2;
-    OK(agora_signal_init(&s));
-    OK(agora_signal_init(&s2));
-    CHECK(agora_signal_pending(&s) == 0, "a new signal has %lld pending", (long long)agora_signal_pending(&s));
+    agora_gptr_signal_t s, s2;
+    OK(agora_gptr_signal_init(&s));
+    OK(agora_gptr_signal_init(&s2));
+    CHECK(signal_pending(&s) == 0, "a new signal has %lld pending", (long long)signal_pending(&s));
     wait_zero(&s, "a new signal");
     OK(agora_gptr_sync());
     OK(agora_gptr_stats_reset());
-    FAILS(agora_signal_init(NULL), AGORA_ERR_INVALID_ARGUMENT);
-    FAILS(agora_signal_wait(NULL), AGORA_ERR_INVALID_ARGUMENT);
-    CHECK(agora_signal_pending(NULL) < 0, "agora_signal_pending(NULL) = %lld", (long long)agora_signal_pending(NULL));
+    FAILS(agora_gptr_signal_init(NULL), AGORA_ERR_INVALID_ARGUMENT);
+    FAILS(agora_gptr_signal_wait(NULL), AGORA_ERR_INVALID_ARGUMENT);
+    CHECK(signal_pending(NULL) < 0, "agora_signal_pending(NULL) = %lld", (long long)signal_pending(NULL));
 
     for (int round = 0; round < 3; ++round) {
         int targets[2] = {right, me};
@@ -418,8 +434,8 @@ static void test_async(void)
     /* Operations still outstanding at agora_finalize (never waited for):
      * it completes them (the buffers are static, so they outlive it). */
     async_writes(agora_gptr_add(agora_gptr_on(base, right), (int64_t)me * kArea), 9, 0, me, right, NULL);
-    static agora_signal_t outstanding; /* the engine completes it at finalize, after this function */
-    OK(agora_signal_init(&outstanding));
+    static agora_gptr_signal_t outstanding; /* the engine completes it at finalize, after this function */
+    OK(agora_gptr_signal_init(&outstanding));
     async_reads(agora_gptr_add(agora_gptr_on(base, left), (int64_t)left * kArea), &outstanding);
     async_reads(agora_gptr_add(agora_gptr_on(base, right), (int64_t)me * kArea), NULL);
 }
@@ -466,8 +482,8 @@ static void bulk_cases(int writer, int slot, uint8_t *shadow, int io)
             OK(agora_gptr_put(agora_gptr_add(at, off + size), shadow + off + size, hi - off - size));
             memcpy(src, shadow + off, size);
             memset(dst, 0xee, hi - lo);
-            agora_signal_t s;
-            OK(agora_signal_init(&s));
+            agora_gptr_signal_t s;
+            OK(agora_gptr_signal_init(&s));
             switch (variant) {
             case 0:
                 OK(agora_gptr_put(agora_gptr_add(at, off), src, size));
@@ -616,7 +632,7 @@ enum { kWin = 200, kWinStart = 40, kWinSlot = 1024, kMaxRecs = 48 };
 
 typedef struct {
     int used, target;
-    agora_signal_t *signal; /* NULL: waited by agora_gptr_sync */
+    agora_gptr_signal_t *signal; /* NULL: waited by agora_gptr_sync */
     uint32_t at, len;
     int is_put;
     union {
@@ -635,7 +651,7 @@ static uint64_t order_op;
 
 static agora_gptr_t window(int t) { return agora_gptr_add(agora_gptr_on(order_base, targets[t]), me * kWinSlot + kWinStart); }
 
-static rec_t *new_rec(int t, agora_signal_t *s, uint32_t at, uint32_t len)
+static rec_t *new_rec(int t, agora_gptr_signal_t *s, uint32_t at, uint32_t len)
 {
     /* Records stay where they are until settled: operations in flight write into them. */
     CHECK(nrecs < kMaxRecs, "too many records");
@@ -647,7 +663,7 @@ static rec_t *new_rec(int t, agora_signal_t *s, uint32_t at, uint32_t len)
 }
 
 /* Waits for the records of one signal (NULL: agora_gptr_sync) and checks their reads. */
-static void settle(agora_signal_t *s)
+static void settle(agora_gptr_signal_t *s)
 {
     if (s) wait_zero(s, "order");
     else OK(agora_gptr_sync());
@@ -662,7 +678,7 @@ static void settle(agora_signal_t *s)
     }
 }
 
-static void order_scalar_write(int t, uint32_t at, size_t w, int how, agora_signal_t *s)
+static void order_scalar_write(int t, uint32_t at, size_t w, int how, agora_gptr_signal_t *s)
 {
     word_t v;
     v.l = rnd();
@@ -672,7 +688,7 @@ static void order_scalar_write(int t, uint32_t at, size_t w, int how, agora_sign
     memcpy(shadow[t] + at, v.b, w);
 }
 
-static void order_scalar_read(int t, uint32_t at, size_t w, int how, agora_signal_t *s)
+static void order_scalar_read(int t, uint32_t at, size_t w, int how, agora_gptr_signal_t *s)
 {
     agora_gptr_t g = agora_gptr_add(window(t), at);
     if (how == 0) {
@@ -687,7 +703,7 @@ static void order_scalar_read(int t, uint32_t at, size_t w, int how, agora_signa
     OK(agora_gptr_read_async(g, r->buf.b, w, r->signal));
 }
 
-static void order_random(int ops, agora_signal_t *s)
+static void order_random(int ops, agora_gptr_signal_t *s)
 {
     for (int op = 0; op < ops; ++op, ++order_op) {
         if (nrecs >= kMaxRecs - 1) {
@@ -756,8 +772,8 @@ static void test_order(int ops)
     targets[ntargets++] = me;
     targets[ntargets++] = right;
     if (left != right) targets[ntargets++] = left;
-    agora_signal_t s;
-    OK(agora_signal_init(&s));
+    agora_gptr_signal_t s;
+    OK(agora_gptr_signal_init(&s));
 
     for (int t = 0; t < ntargets; ++t) {
         agora_gptr_t g = window(t);
@@ -845,8 +861,8 @@ static void vis_bytes(int r, int writer, int home, uint8_t *b) { fill(b, mix((ui
 static void test_visibility(int rounds, int incs)
 {
     agora_gptr_t base = alloc_checked(4096);
-    agora_signal_t s;
-    OK(agora_signal_init(&s));
+    agora_gptr_signal_t s;
+    OK(agora_gptr_signal_init(&s));
     /* Every rank's 16 bytes in one 64-byte line of every home (false sharing). */
     for (int r = 0; r < rounds; ++r) {
         for (int home = 0; home < nr; ++home) {
@@ -873,8 +889,8 @@ static void test_visibility(int rounds, int incs)
             }
         }
         OK(agora_barrier());
-        CHECK(agora_signal_pending(&s) == 0, "round %d: %lld operations pending after a barrier", r,
-              (long long)agora_signal_pending(&s));
+        CHECK(signal_pending(&s) == 0, "round %d: %lld operations pending after a barrier", r,
+              (long long)signal_pending(&s));
         OK(agora_gptr_sync());
         for (int home = 0; home < nr; ++home)
             for (int writer = 0; writer < nr; ++writer) {
@@ -901,7 +917,7 @@ static void test_visibility(int rounds, int incs)
     /* Counters incremented under locks: A (8 bytes, read + write) under L1;
      * B (4 bytes, read + write_async not waited for) and C (8 bytes, get +
      * put, in A's line) under L2. */
-    agora_lock_t *l1 = agora_lock_create(), *l2 = agora_lock_create();
+    agora_lock_t *l1 = test_lock_create(), *l2 = test_lock_create();
     CHECK(l1 && l2, "agora_lock_create failed");
     agora_gptr_t ca = agora_gptr_add(agora_gptr_on(base, nr - 1), 0);
     agora_gptr_t cc = agora_gptr_add(agora_gptr_on(base, nr - 1), 16);
@@ -956,8 +972,8 @@ static void test_sharing(int rounds)
     agora_gptr_t base = alloc_checked(kSharedBytes);
     static uint8_t got[kSharedBytes], want[kSharedBytes];
     static uint8_t src[kSharedBytes / kStripe][kStripe];
-    agora_signal_t s;
-    OK(agora_signal_init(&s));
+    agora_gptr_signal_t s;
+    OK(agora_gptr_signal_init(&s));
     int homes[2] = {0, nr - 1};
     for (int round = 0; round < rounds; ++round) {
         for (int hi = 0; hi < 2; ++hi) {
@@ -1008,21 +1024,21 @@ static void *gptr_thread(void *arg)
     static _Thread_local uint8_t shadow_t[4][kThreadWin];
     struct {
         int used;
-        agora_signal_t *signal;
+        agora_gptr_signal_t *signal;
         uint32_t w;
         word_t got, want;
     } recs_t[kThreadRecs];
     memset(shadow_t, 0, sizeof shadow_t);
     memset(recs_t, 0, sizeof recs_t);
-    agora_signal_t s;
-    OK(agora_signal_init(&s));
+    agora_gptr_signal_t s;
+    OK(agora_gptr_signal_init(&s));
     for (int op = 0; op < thread_ops; ++op) {
         uint64_t r = mix(state++);
         int t = (int)(r % homes);
         agora_gptr_t g = agora_gptr_add(agora_gptr_on(thread_base, t), (int64_t)k * kThreadSlot);
         size_t w = (size_t)1 << ((r >> 8) % 4);
         uint32_t at = (uint32_t)(((r >> 16) % (kThreadWin / w)) * w);
-        agora_signal_t *sig = (r >> 40) & 1 ? &s : NULL;
+        agora_gptr_signal_t *sig = (r >> 40) & 1 ? &s : NULL;
         switch ((r >> 32) % 7) {
         case 0:
         case 1: {
@@ -1101,8 +1117,8 @@ static void test_threads(int ops)
 static void test_errors(int only0)
 {
     uint64_t v = 0;
-    agora_signal_t s;
-    OK(agora_signal_init(&s));
+    agora_gptr_signal_t s;
+    OK(agora_gptr_signal_init(&s));
     agora_gptr_t g0 = agora_gptr_make(0, 0);
     int refuse = !only0 || me == 0;
     /* Before any agora_gptr_alloc. */
@@ -1118,13 +1134,17 @@ static void test_errors(int only0)
     }
     CHECK(agora_gptr_to_local(g0) == NULL, "to_local before any allocation");
     CHECK(agora_gptr_from_local(&v) == AGORA_GPTR_NULL, "from_local before any allocation");
-    CHECK(agora_signal_pending(&s) == 0, "a refused access counted on its signal");
+    CHECK(signal_pending(&s) == 0, "a refused access counted on its signal");
     OK(agora_gptr_sync());
-    OK(agora_signal_wait(&s));
+    OK(agora_gptr_signal_wait(&s));
 
     /* A segment too small: NULL on every rank, and allocation goes on. */
-    CHECK(agora_gptr_alloc((size_t)1 << 40) == AGORA_GPTR_NULL, "a 1 TiB allocation in the segment");
-    CHECK(agora_gptr_alloc(SIZE_MAX) == AGORA_GPTR_NULL, "agora_gptr_alloc(SIZE_MAX)");
+    agora_gptr_t refused = 0;
+    CHECK(agora_gptr_mem_alloc((size_t)1 << 40, &refused) == AGORA_ERR_NO_MEMORY && refused == AGORA_GPTR_NULL,
+          "a 1 TiB allocation in the segment");
+    CHECK(agora_gptr_mem_alloc(SIZE_MAX, &refused) == AGORA_ERR_NO_MEMORY && refused == AGORA_GPTR_NULL,
+          "agora_gptr_mem_alloc(SIZE_MAX)");
+    CHECK(agora_gptr_mem_alloc(64, NULL) == AGORA_ERR_INVALID_ARGUMENT, "agora_gptr_mem_alloc with a NULL out");
 
     agora_gptr_t base = alloc_checked(100); /* 64 KiB allocated */
     CHECK(agora_gptr_offset(base) == 0, "the first allocation is at offset %llu", (unsigned long long)agora_gptr_offset(base));
@@ -1135,7 +1155,7 @@ static void test_errors(int only0)
     OK(agora_barrier());
     OK(agora_gptr_stats(&before));
     /* Collective: a local buffer in page-based global memory, used below. */
-    uint8_t *global = agora_alloc(4096);
+    uint8_t *global = test_alloc(4096);
     CHECK(global, "agora_alloc failed");
 
     if (refuse) {
@@ -1184,7 +1204,7 @@ static void test_errors(int only0)
 
     /* Nothing was sent or counted, and the signals owe nothing. */
     OK(agora_gptr_stats(&after));
-    CHECK(agora_signal_pending(&s) == 0, "refused accesses left %lld pending", (long long)agora_signal_pending(&s));
+    CHECK(signal_pending(&s) == 0, "refused accesses left %lld pending", (long long)signal_pending(&s));
     OK(agora_gptr_sync());
     CHECK(after.requests == before.requests && after.reads == before.reads && after.writes == before.writes &&
               after.stores == before.stores && after.local == before.local,
@@ -1221,7 +1241,7 @@ static void test_errors(int only0)
     }
     if (segment_bytes % 65536 == 0) {
         uint64_t rest = segment_bytes - 65536;
-        CHECK(agora_gptr_alloc(rest + 1) == AGORA_GPTR_NULL, "an allocation one byte beyond the segment");
+        CHECK(gptr_alloc(rest + 1) == AGORA_GPTR_NULL, "an allocation one byte beyond the segment");
         agora_gptr_t tail = alloc_checked(rest);
         CHECK(agora_gptr_offset(tail) == 65536, "the rest of the segment at offset %llu",
               (unsigned long long)agora_gptr_offset(tail));
@@ -1237,9 +1257,11 @@ static void test_errors(int only0)
         OK(agora_gptr_put(agora_gptr_add(end, 8), buf, 0));
         OK(agora_gptr_store(agora_gptr_add(end, 8), buf, 0));
         wait_zero(&s, "transfers of 0 bytes");
-        agora_gptr_t empty = agora_gptr_alloc(0);
+        agora_gptr_t empty = gptr_alloc(0);
         CHECK(empty != AGORA_GPTR_NULL, "agora_gptr_alloc(0) in a full segment");
-        CHECK(agora_gptr_alloc(1) == AGORA_GPTR_NULL, "an allocation in a full segment");
+        agora_gptr_t full = 0;
+        CHECK(agora_gptr_mem_alloc(1, &full) == AGORA_ERR_NO_MEMORY && full == AGORA_GPTR_NULL,
+              "an allocation in a full segment");
         OK(agora_barrier());
         CHECK(rd(agora_gptr_add(tail, (int64_t)rest - 8), 8).l == 0xfeedfacecafe0000ull + left,
               "the last word of the segment, written by rank %d", left);
@@ -1256,8 +1278,8 @@ static void test_zero_end(void)
     const uint64_t segment = 1 << 20;
     agora_gptr_t base = alloc_checked(segment);
     uint8_t buf[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    agora_signal_t s;
-    OK(agora_signal_init(&s));
+    agora_gptr_signal_t s;
+    OK(agora_gptr_signal_init(&s));
     for (int d = 0; d < nr; ++d) {
         agora_gptr_t end = agora_gptr_add(agora_gptr_on(base, (me + d) % nr), (int64_t)segment);
         OK(agora_gptr_get(buf, end, 0));
@@ -1275,7 +1297,7 @@ static void test_zero_end(void)
 
 static void test_alloc_differ(void)
 {
-    agora_gptr_t g = agora_gptr_alloc(me == 1 ? 8192 : 4096);
+    agora_gptr_t g = gptr_alloc(me == 1 ? 8192 : 4096);
     (void)g;
     OK(agora_barrier());
     CHECK(0, "agora_gptr_alloc with different sizes was accepted");
@@ -1307,7 +1329,9 @@ static void run_subtest(const char *test, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    CHECK(agora_gptr_alloc(64) == AGORA_GPTR_NULL, "agora_gptr_alloc before agora_init");
+    agora_gptr_t early = 0;
+    CHECK(agora_gptr_mem_alloc(64, &early) == AGORA_ERR_NOT_INITIALIZED && early == AGORA_GPTR_NULL,
+          "agora_gptr_mem_alloc before agora_init");
     CHECK(agora_gptr_read(0, &(uint64_t){0}, 8) == AGORA_ERR_NOT_INITIALIZED, "agora_gptr_read before agora_init");
     OK(agora_init(&argc, &argv));
     me = agora_rank(), nr = agora_nranks();

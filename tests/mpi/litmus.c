@@ -15,7 +15,7 @@ static char *vars;
 
 /* Store buffering: r0: x=1; a=y.  r1: y=1; b=x.  a==0 && b==0 is forbidden. */
 static void store_buffering(int iters) {
-    long *seen = agora_alloc(2 * PAGE);
+    long *seen = test_alloc(2 * PAGE);
     int me = agora_rank();
     long relaxed = 0;
     for (int it = 1; it <= iters; it++) {
@@ -96,7 +96,7 @@ int main(int argc, char **argv) {
     agora_init(&argc, &argv);
     const char *name = argc > 1 ? argv[1] : "sb";
     int iters = argc > 2 ? atoi(argv[2]) : 1000;
-    vars = agora_alloc_placed(8 * PAGE, AGORA_PLACE_CYCLIC, 0);
+    vars = test_alloc_placed(8 * PAGE, AGORA_PLACE_CYCLIC, 0);
     if (!strcmp(name, "sb")) store_buffering(iters);
     else if (!strcmp(name, "mp")) message_passing(iters);
     else if (!strcmp(name, "iriw")) {

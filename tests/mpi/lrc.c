@@ -37,9 +37,9 @@ static long resident_kib(void) {
 /* r0: data = it; lock; flag = it; unlock.   r1: lock; f = flag; unlock until
  * f == it; then data must be it. data and flag are on different pages. */
 static void message_passing(int iters) {
-    long *mem = agora_alloc(2 * PAGE);
+    long *mem = test_alloc(2 * PAGE);
     volatile long *data = mem, *flag = mem + PAGE / 8;
-    agora_lock_t *lock = agora_lock_create();
+    agora_lock_t *lock = test_lock_create();
     int me = agora_rank();
     for (int it = 1; it <= iters; it++) {
         if (me == 0) {
@@ -64,7 +64,7 @@ static void message_passing(int iters) {
 /* r0: x = it; a = y.   r1: y = it; b = x.  No synchronisation between the
  * store and the load, so release consistency allows a < it && b < it. */
 static void store_buffering(int iters) {
-    long *mem = agora_alloc(4 * PAGE);
+    long *mem = test_alloc(4 * PAGE);
     volatile long *x = mem, *y = mem + PAGE / 8;
     long *seen = mem + 2 * PAGE / 8; /* seen[0] on page 2, seen[PAGE/8] on page 3 */
     int me = agora_rank();
@@ -92,8 +92,8 @@ static void store_buffering(int iters) {
 }
 
 static void counter(int iters) {
-    long *c = agora_alloc(PAGE);
-    agora_lock_t *lock = agora_lock_create();
+    long *c = test_alloc(PAGE);
+    agora_lock_t *lock = test_lock_create();
     for (int i = 0; i < iters; i++) {
         agora_lock(lock);
         (*c)++;
@@ -107,7 +107,7 @@ static void counter(int iters) {
 /* Words w of 8 pages, interleaved: rank r owns w with w % N == r. */
 static void false_sharing(int iters) {
     const int words = 8 * PAGE / 8;
-    long *a = agora_alloc(words * sizeof(long));
+    long *a = test_alloc(words * sizeof(long));
     int me = agora_rank(), n = agora_nranks();
     for (int it = 1; it <= iters; it++) {
         for (int w = me; w < words; w += n) a[w] = (long)it * 100000 + w;
@@ -119,9 +119,9 @@ static void false_sharing(int iters) {
 }
 
 static void handoffs(int count) {
-    long *mem = agora_alloc(2 * PAGE);
+    long *mem = test_alloc(2 * PAGE);
     volatile long *turn = mem, *total = mem + 1;
-    agora_lock_t *lock = agora_lock_create();
+    agora_lock_t *lock = test_lock_create();
     int me = agora_rank();
     long rss_early = 0, kept_early = 0;
     CHECK(agora_nranks() >= 2, "hand-offs need two ranks");

@@ -16,7 +16,7 @@
  *                                 global range, before agora_init
  *   misbehave cyclic_maps         a cyclic allocation of more pages than
  *                                 vm.max_map_count lets a rank protect apart
- *   misbehave alloc_differ        agora_alloc(2^63) on rank 0, agora_alloc(0)
+ *   misbehave alloc_differ        test_alloc(2^63) on rank 0, test_alloc(0)
  *                                 elsewhere (-2^63 == 2^63 in int64)
  *   misbehave ok                  does nothing wrong
  * Misuse that returns an error at once (the program checks it and passes):
@@ -47,7 +47,7 @@ static void *thread_barrier(void *arg) {
 /* Misuse the runtime reports at once; returns 1 if `how` was one of them. */
 static int misuse_at_once(const char *how) {
     if (!strcmp(how, "lock_twice")) {
-        agora_lock_t *lk = agora_lock_create();
+        agora_lock_t *lk = test_lock_create();
         CHECK(agora_lock(lk) == 0, "lock failed");
         int status = agora_lock(lk);
         CHECK(status == AGORA_ERR_DEADLOCK, "locking a held lock returned %d", status);
@@ -89,11 +89,11 @@ int main(int argc, char **argv) {
     }
     agora_init(&argc, &argv);
     misuse_at_once(how);
-    int *data = agora_alloc(4096 * 4);
+    int *data = test_alloc(4096 * 4);
     agora_barrier();
     int me = agora_rank();
     if (!strcmp(how, "extra_barrier") && me == 1) agora_barrier();
-    if (!strcmp(how, "alloc_one_rank") && me == 0) agora_alloc(4096);
+    if (!strcmp(how, "alloc_one_rank") && me == 0) test_alloc(4096);
     if (!strcmp(how, "reduce_count") || !strcmp(how, "reduce_type")) {
         double v[2] = {1, 2};
         agora_type_t type = !strcmp(how, "reduce_type") && me == 1 ? AGORA_INT64 : AGORA_DOUBLE;
@@ -110,13 +110,13 @@ int main(int argc, char **argv) {
          * than ranks two ranks race for the same first lock, and the report
          * depends on which one won. */
         int n = agora_nranks();
-        agora_lock_t *locks = agora_lock_array_create((size_t)n);
+        agora_lock_t *locks = test_lock_array_create((size_t)n);
         agora_lock(&locks[me]);
         agora_barrier(); /* every rank holds its own lock */
         agora_lock(&locks[(me + 1) % n]);
     }
     if (!strcmp(how, "finalize_holding")) {
-        agora_lock_t *lk = agora_lock_create();
+        agora_lock_t *lk = test_lock_create();
         if (me == 1) agora_lock(lk);
         agora_barrier();
         if (me == 0) agora_lock(lk);
@@ -126,9 +126,9 @@ int main(int argc, char **argv) {
     if (!strcmp(how, "stop") && me == 1) raise(SIGSTOP);
     if (!strcmp(how, "outside") && me == 1) sleep(argc > 2 ? atoi(argv[2]) : 3);
     if (!strcmp(how, "lock_count")) {
-        if (me == 0) agora_lock_create(); /* a lock only rank 0 makes */
-        agora_lock_t *lk = agora_lock_create();
-        long *counter = agora_alloc(sizeof(long));
+        if (me == 0) test_lock_create(); /* a lock only rank 0 makes */
+        agora_lock_t *lk = test_lock_create();
+        long *counter = test_alloc(sizeof(long));
         for (int i = 0; i < 5000; i++) {
             agora_lock(lk);
             long v = *counter;
@@ -157,7 +157,7 @@ int main(int argc, char **argv) {
             *beyond = 1;
         }
     }
-    if (!strcmp(how, "alloc_differ")) agora_alloc(agora_rank() == 0 ? (size_t)1 << 63 : 0);
+    if (!strcmp(how, "alloc_differ")) test_alloc(agora_rank() == 0 ? (size_t)1 << 63 : 0);
     if (!strcmp(how, "cyclic_maps")) {
         long max_maps = 65530;
         FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
@@ -166,7 +166,7 @@ int main(int argc, char **argv) {
             fclose(f);
         }
         size_t pages = 2 * (size_t)max_maps * (size_t)agora_nranks();
-        char *c = agora_alloc_placed(pages * 4096, AGORA_PLACE_CYCLIC, 0);
+        char *c = test_alloc_placed(pages * 4096, AGORA_PLACE_CYCLIC, 0);
         CHECK(c != NULL, "cyclic allocation of %zu pages failed: give more AGORA_MEMORY", pages);
         c[agora_rank() * 4096] = 1;
     }

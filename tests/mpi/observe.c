@@ -27,10 +27,10 @@ int main(int argc, char **argv)
     int me = agora_rank(), n = agora_nranks();
     CHECK(n == 2, "run on 2 ranks (got %d)", n);
     size_t page = 4096;
-    char *a = agora_alloc(PAGES * page); /* block placement: rank 0 homes pages 0..3 */
-    long *sum = agora_alloc(sizeof(long));
-    agora_lock_t *lk = agora_lock_create();
-    long *mine = agora_malloc(64);
+    char *a = test_alloc(PAGES * page); /* block placement: rank 0 homes pages 0..3 */
+    long *sum = test_alloc(sizeof(long));
+    agora_lock_t *lk = test_lock_create();
+    long *mine = test_malloc(64);
     CHECK(a && sum && lk && mine, "allocations");
     mine[0] = me;
 

@@ -71,15 +71,15 @@ int main(int argc, char **argv)
     int me = agora_rank(), n = agora_nranks();
     CHECK(n >= 2 && rounds >= 1, "needs 2 ranks and a round");
 
-    char *collective = agora_alloc_placed((size_t)kPages * kPage, AGORA_PLACE_RANK, 0);
+    char *collective = test_alloc_placed((size_t)kPages * kPage, AGORA_PLACE_RANK, 0);
     CHECK(collective, "agora_alloc_placed failed");
     /* Not collective, made by rank 0 and passed on: a placed allocation
      * (every rank knows it), and rank 0's heap (only its home can tell it is
      * allocated: read by message). */
     int64_t addrs[2] = {0, 0};
     if (me == 0) {
-        addrs[0] = (int64_t)(intptr_t)agora_malloc_placed((size_t)kPages * kPage, AGORA_PLACE_RANK, 0);
-        addrs[1] = (int64_t)(intptr_t)agora_malloc((size_t)kPages * kPage);
+        addrs[0] = (int64_t)(intptr_t)test_malloc_placed((size_t)kPages * kPage, AGORA_PLACE_RANK, 0);
+        addrs[1] = (int64_t)(intptr_t)test_malloc((size_t)kPages * kPage);
         CHECK(addrs[0] && addrs[1], "agora_malloc_placed or agora_malloc failed");
     }
     CHECK(agora_reduce(addrs, 2, AGORA_INT64, AGORA_SUM) == AGORA_OK, "reduce");
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
                (unsigned long long)s.pages_fetched, agora_protocol_name());
     expect("one_sided_reads", argv[2], s.one_sided_reads);
     expect("home_writes_tracked", argv[3], s.home_writes_tracked);
-    if (me == 0) CHECK(agora_free(placed) == AGORA_OK, "agora_free(placed)");
+    if (me == 0) CHECK(agora_mem_free(placed) == AGORA_OK, "agora_mem_free(placed)");
     PASS("one_sided");
     return agora_finalize() == AGORA_OK ? 0 : 1;
 }

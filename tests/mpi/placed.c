@@ -77,7 +77,7 @@ static void *zero_reader(void *arg) {
 
 static void *freer(void *arg) {
     struct job *j = arg;
-    return (void *)(intptr_t)agora_free(j->mem);
+    return (void *)(intptr_t)agora_mem_free(j->mem);
 }
 
 /* Runs fn on one thread per rank (job k on rank k) and sums what they return. */
@@ -97,8 +97,8 @@ static long on_every_rank(void *(*fn)(void *), struct job *jobs, long np) {
 /* jobs: np of them, in global memory. Allocates, writes from every rank,
  * reads back from every rank; returns the memory (still allocated). */
 static long *exercise(struct job *jobs, long np, long pages, long placement, long on_rank, long seed) {
-    long *mem = agora_malloc_placed((size_t)pages * PAGE, (agora_placement_t)placement, (int)on_rank);
-    CHECK(mem != NULL, "agora_malloc_placed(%ld pages, placement %ld)", pages, placement);
+    long *mem = test_malloc_placed((size_t)pages * PAGE, (agora_placement_t)placement, (int)on_rank);
+    CHECK(mem != NULL, "test_malloc_placed(%ld pages, placement %ld)", pages, placement);
     CHECK((uintptr_t)mem % PAGE == 0, "not page-aligned: %p", (void *)mem);
     for (long r = 0; r < np; r++)
         jobs[r] = (struct job){mem, pages, placement, on_rank, np, r, np, seed};
@@ -129,12 +129,12 @@ static void *concurrent(void *arg) {
         if (live[k]) {
             for (long w = 0; w < sizes[k] * (long)WORDS_PER_PAGE; w += 61)
                 if (live[k][w] != me->id * 100000 + round - 2) me->bad++;
-            if (agora_free(live[k]) != AGORA_OK) me->bad++;
+            if (agora_mem_free(live[k]) != AGORA_OK) me->bad++;
         }
         long pages = 1 + (me->id + round) % 5;
         long placement = (me->id + round) % 3;
         long on_rank = (me->id * 3 + round) % me->np;
-        long *m = agora_malloc_placed((size_t)pages * PAGE, (agora_placement_t)placement, (int)on_rank);
+        long *m = test_malloc_placed((size_t)pages * PAGE, (agora_placement_t)placement, (int)on_rank);
         if (!m) {
             me->bad++;
             break;
@@ -149,7 +149,7 @@ static void *concurrent(void *arg) {
         sizes[k] = pages;
     }
     for (long k = 0; k < 2; k++)
-        if (live[k] && agora_free(live[k]) != AGORA_OK) me->bad++;
+        if (live[k] && agora_mem_free(live[k]) != AGORA_OK) me->bad++;
     return NULL;
 }
 
@@ -159,15 +159,15 @@ static void exhaust(void) {
     enum { MAX_BLOCKS = 1 << 12 };
     static void *blocks[MAX_BLOCKS];
     long n = 0;
-    while (n < MAX_BLOCKS && (blocks[n] = agora_malloc_placed(1 << 20, AGORA_PLACE_CYCLIC, 0)) != NULL) n++;
+    while (n < MAX_BLOCKS && (blocks[n] = test_malloc_placed(1 << 20, AGORA_PLACE_CYCLIC, 0)) != NULL) n++;
     CHECK(n > 0 && n < MAX_BLOCKS, "%ld blocks of 1 MiB before exhaustion", n);
-    for (long i = 0; i < n; i++) CHECK(agora_free(blocks[i]) == AGORA_OK, "free of block %ld", i);
+    for (long i = 0; i < n; i++) CHECK(agora_mem_free(blocks[i]) == AGORA_OK, "free of block %ld", i);
     long again = 0;
-    while (again < MAX_BLOCKS && (blocks[again] = agora_malloc_placed(1 << 20, AGORA_PLACE_BLOCK, 0)) != NULL)
+    while (again < MAX_BLOCKS && (blocks[again] = test_malloc_placed(1 << 20, AGORA_PLACE_BLOCK, 0)) != NULL)
         again++;
     CHECK(again == n, "%ld blocks after freeing all, %ld before", again, n);
-    for (long i = 0; i < again; i++) CHECK(agora_free(blocks[i]) == AGORA_OK, "free of block %ld", i);
-    CHECK(agora_malloc_placed(SIZE_MAX, AGORA_PLACE_RANK, 0) == NULL, "SIZE_MAX bytes allocated");
+    for (long i = 0; i < again; i++) CHECK(agora_mem_free(blocks[i]) == AGORA_OK, "free of block %ld", i);
+    CHECK(test_malloc_placed(SIZE_MAX, AGORA_PLACE_RANK, 0) == NULL, "SIZE_MAX bytes allocated");
     printf("placed region held %ld blocks of 1 MiB\n", n);
 }
 
@@ -181,7 +181,7 @@ int main(int argc, char **argv) {
             agora_finalize();
             return 0;
         }
-        struct job *jobs = agora_malloc((size_t)np * sizeof *jobs);
+        struct job *jobs = test_malloc((size_t)np * sizeof *jobs);
         CHECK(jobs != NULL, "agora_malloc of the jobs");
 
         /* Each placement, with an odd page count so block is uneven. */
@@ -190,21 +190,21 @@ int main(int argc, char **argv) {
         long *cyc = exercise(jobs, np, pages, AGORA_PLACE_CYCLIC, 0, 2);
         long *last = exercise(jobs, np, 3, AGORA_PLACE_RANK, np - 1, 3);
         long *first = exercise(jobs, np, 1, AGORA_PLACE_RANK, 0, 4);
-        long *tiny = agora_malloc_placed(1, AGORA_PLACE_BLOCK, 0);
+        long *tiny = test_malloc_placed(1, AGORA_PLACE_BLOCK, 0);
         CHECK(tiny != NULL && agora_home_of(tiny) == 0, "a one-byte block allocation");
 
         /* Bad arguments. */
-        CHECK(agora_malloc_placed(PAGE, (agora_placement_t)7, 0) == NULL, "placement 7 accepted");
-        CHECK(agora_malloc_placed(PAGE, AGORA_PLACE_RANK, (int)np) == NULL, "rank %ld accepted", np);
-        CHECK(agora_malloc_placed(PAGE, AGORA_PLACE_RANK, -1) == NULL, "rank -1 accepted");
-        CHECK(agora_free((char *)blk + 8) == AGORA_ERR_BAD_POINTER, "free inside a placed block");
-        CHECK(agora_free((char *)blk + PAGE) == AGORA_ERR_BAD_POINTER, "free of a placed block's second page");
+        CHECK(test_malloc_placed(PAGE, (agora_placement_t)7, 0) == NULL, "placement 7 accepted");
+        CHECK(test_malloc_placed(PAGE, AGORA_PLACE_RANK, (int)np) == NULL, "rank %ld accepted", np);
+        CHECK(test_malloc_placed(PAGE, AGORA_PLACE_RANK, -1) == NULL, "rank -1 accepted");
+        CHECK(agora_mem_free((char *)blk + 8) == AGORA_ERR_BAD_POINTER, "free inside a placed block");
+        CHECK(agora_mem_free((char *)blk + PAGE) == AGORA_ERR_BAD_POINTER, "free of a placed block's second page");
         /* Sizes up to SIZE_MAX: NULL, never a wrapped small block. */
         size_t huge[] = {SIZE_MAX, SIZE_MAX - PAGE + 2, (size_t)1 << 63, (size_t)1 << 44};
         for (int k = 0; k < 4; k++)
             for (long placement = 0; placement < 3; placement++)
-                CHECK(agora_malloc_placed(huge[k], (agora_placement_t)placement, 0) == NULL,
-                      "agora_malloc_placed(%zu, %ld) succeeded", huge[k], placement);
+                CHECK(test_malloc_placed(huge[k], (agora_placement_t)placement, 0) == NULL,
+                      "test_malloc_placed(%zu, %ld) succeeded", huge[k], placement);
 
         /* Free from another rank, then the same pages come back zero-filled
          * (first fit): under the same placement, and under another one
@@ -216,27 +216,27 @@ int main(int argc, char **argv) {
         CHECK(agora_thread_join(t, &ret) == AGORA_OK && (long)(intptr_t)ret == AGORA_OK,
               "agora_free of the block allocation from rank %ld returned %ld", np - 1, (long)(intptr_t)ret);
         CHECK(agora_home_of(blk) == -1, "a freed page still has home %d", agora_home_of(blk));
-        CHECK(agora_free(blk) == AGORA_ERR_BAD_POINTER, "double free not detected");
-        long *again = agora_malloc_placed((size_t)pages * PAGE, AGORA_PLACE_BLOCK, 0);
+        CHECK(agora_mem_free(blk) == AGORA_ERR_BAD_POINTER, "double free not detected");
+        long *again = test_malloc_placed((size_t)pages * PAGE, AGORA_PLACE_BLOCK, 0);
         CHECK(again == blk, "freed pages not reused: %p, freed %p", (void *)again, (void *)blk);
         for (long r = 0; r < np; r++) jobs[r] = (struct job){again, pages, AGORA_PLACE_BLOCK, 0, np, r, np, 5};
         long bad = on_every_rank(zero_reader, jobs, np);
         CHECK(bad == 0, "%ld non-zero words or bad homes in reused memory", bad);
-        CHECK(agora_free(again) == AGORA_OK, "free of the reused block");
+        CHECK(agora_mem_free(again) == AGORA_OK, "free of the reused block");
         long *moved = exercise(jobs, np, pages, AGORA_PLACE_CYCLIC, 0, 6);
         CHECK(moved == blk, "freed pages not reused under another placement: %p, freed %p", (void *)moved,
               (void *)blk);
         for (long r = 0; r < np; r++) jobs[r].mem = moved;
-        CHECK(agora_free(moved) == AGORA_OK, "free of the moved block");
+        CHECK(agora_mem_free(moved) == AGORA_OK, "free of the moved block");
         long *third = exercise(jobs, np, pages, AGORA_PLACE_RANK, np - 1, 7);
         CHECK(third == blk, "freed pages not reused a third time");
-        CHECK(agora_free(third) == AGORA_OK && agora_free(cyc) == AGORA_OK && agora_free(last) == AGORA_OK &&
-                  agora_free(first) == AGORA_OK && agora_free(tiny) == AGORA_OK,
+        CHECK(agora_mem_free(third) == AGORA_OK && agora_mem_free(cyc) == AGORA_OK && agora_mem_free(last) == AGORA_OK &&
+                  agora_mem_free(first) == AGORA_OK && agora_mem_free(tiny) == AGORA_OK,
               "frees of the rest");
 
         /* Threads on every rank allocate and free at once. */
         long nworkers = 2 * np;
-        struct worker *workers = agora_malloc((size_t)nworkers * sizeof *workers);
+        struct worker *workers = test_malloc((size_t)nworkers * sizeof *workers);
         agora_thread_t wt[2 * MAX_RANKS];
         for (long i = 0; i < nworkers; i++) {
             workers[i] = (struct worker){i, np, 0};
@@ -248,12 +248,12 @@ int main(int argc, char **argv) {
             CHECK(workers[i].bad == 0, "worker %ld on rank %ld: %ld bad checks", i, i % np, workers[i].bad);
         }
         /* Everything was freed: the whole region is one free run again. */
-        long *all = agora_malloc_placed((size_t)pages * PAGE, AGORA_PLACE_BLOCK, 0);
+        long *all = test_malloc_placed((size_t)pages * PAGE, AGORA_PLACE_BLOCK, 0);
         CHECK(all == blk, "placed region not whole after the concurrent rounds: %p, expected %p",
               (void *)all, (void *)blk);
-        CHECK(agora_free(all) == AGORA_OK, "last free");
-        agora_free(workers);
-        agora_free(jobs);
+        CHECK(agora_mem_free(all) == AGORA_OK, "last free");
+        agora_mem_free(workers);
+        agora_mem_free(jobs);
     }
     PASS("placed");
     agora_finalize();

@@ -28,9 +28,9 @@ static long stat_value(const char *key) {
 }
 
 static void cross_lock(int iters, const char *path) {
-    long *mem = agora_alloc(2 * PAGE);
+    long *mem = test_alloc(2 * PAGE);
     volatile long *data = mem, *other = mem + PAGE / 8;
-    agora_lock_t *locks = agora_lock_array_create(2); /* consecutive ids: different managers */
+    agora_lock_t *locks = test_lock_array_create(2); /* consecutive ids: different managers */
     int me = agora_rank();
     int fd = -1;
     if (me == 0) {
@@ -74,9 +74,9 @@ static void cross_lock(int iters, const char *path) {
 }
 
 static void nested(int iters) {
-    long *mem = agora_alloc(4 * PAGE);
+    long *mem = test_alloc(4 * PAGE);
     volatile long *x = mem, *y = mem + PAGE / 8, *fb = mem + 2 * PAGE / 8, *fa = mem + 3 * PAGE / 8;
-    agora_lock_t *locks = agora_lock_array_create(2);
+    agora_lock_t *locks = test_lock_array_create(2);
     agora_lock_t *a = &locks[0], *b = &locks[1];
     int me = agora_rank();
     for (int it = 1; it <= iters; it++) {
@@ -111,8 +111,8 @@ static void nested(int iters) {
 }
 
 static void accumulator(int iters, const char *expect) {
-    long *acc = agora_alloc(PAGE);
-    agora_lock_t *lock = agora_lock_create();
+    long *acc = test_alloc(PAGE);
+    agora_lock_t *lock = test_lock_create();
     agora_barrier();
     long fetched0 = stat_value("pages_fetched"), updates0 = stat_value("updates_applied");
     for (int i = 0; i < iters; i++) {

@@ -78,19 +78,19 @@ static void layout(void) {
     CHECK(me >= 0 && me < c, "agora_rank() %d outside 0..%d", me, c - 1);
 
     size_t pages = 64;
-    char *blk = agora_alloc(pages * PAGE);
-    char *cyc = agora_alloc_placed(pages * PAGE, AGORA_PLACE_CYCLIC, 0);
+    char *blk = test_alloc(pages * PAGE);
+    char *cyc = test_alloc_placed(pages * PAGE, AGORA_PLACE_CYCLIC, 0);
     CHECK(blk && cyc, "collective allocations");
     check_striped("block allocation", blk, pages * PAGE);
     check_striped("cyclic allocation", cyc, pages * PAGE);
-    CHECK(agora_alloc_placed(PAGE, AGORA_PLACE_RANK, 0) == NULL, "placement on a rank must be refused");
-    char *mine = agora_malloc(8 * PAGE);
+    CHECK(test_alloc_placed(PAGE, AGORA_PLACE_RANK, 0) == NULL, "placement on a rank must be refused");
+    char *mine = test_malloc(8 * PAGE);
     CHECK(mine != NULL, "agora_malloc");
     check_striped("agora_malloc", (char *)(((uintptr_t)mine + PAGE - 1) & ~(uintptr_t)(PAGE - 1)), 6 * PAGE);
-    char *placed = agora_malloc_placed(16 * PAGE, AGORA_PLACE_BLOCK, 0);
+    char *placed = test_malloc_placed(16 * PAGE, AGORA_PLACE_BLOCK, 0);
     CHECK(placed != NULL, "agora_malloc_placed");
     check_striped("agora_malloc_placed", placed, 16 * PAGE);
-    CHECK(agora_malloc_placed(PAGE, AGORA_PLACE_RANK, 0) == NULL, "placed allocation on a rank must be refused");
+    CHECK(test_malloc_placed(PAGE, AGORA_PLACE_RANK, 0) == NULL, "placed allocation on a rank must be refused");
 
     /* Values through the servers: each rank writes its share of both
      * allocations, everyone reads everything back after a barrier. */
@@ -110,9 +110,9 @@ static void layout(void) {
     /* A freed placed run is reused zeroed (the servers forget it too). */
     memset(placed, 0x5a, 16 * PAGE);
     agora_barrier();
-    if (me == 0) CHECK(agora_free(placed) == 0, "agora_free of the placed run");
+    if (me == 0) CHECK(agora_mem_free(placed) == 0, "agora_free of the placed run");
     agora_barrier();
-    char *again = agora_malloc_placed(16 * PAGE, AGORA_PLACE_BLOCK, 0);
+    char *again = test_malloc_placed(16 * PAGE, AGORA_PLACE_BLOCK, 0);
     CHECK(again != NULL, "agora_malloc_placed again");
     for (int i = 0; i < 16 * PAGE; i++) CHECK(again[i] == 0, "reused placed byte %d is %d, not 0", i, again[i]);
     agora_barrier();
@@ -184,7 +184,7 @@ static void idle(int seconds) {
     int me = agora_rank(), c = agora_nranks(), m = servers();
     CHECK(m > 0, "run with --memory-servers M");
     size_t bytes = 256 * PAGE;
-    char *mem = agora_alloc(bytes);
+    char *mem = test_alloc(bytes);
     for (size_t i = (size_t)me * PAGE; i < bytes; i += (size_t)c * PAGE) mem[i] = 1;  /* traffic first */
     agora_barrier();
     if (me == 0) {
@@ -224,7 +224,7 @@ static void wake(void) {
     int me = agora_rank(), m = servers();
     CHECK(m > 0, "run with --memory-servers M");
     enum { N = 20 };
-    char *mem = agora_alloc(N * PAGE);
+    char *mem = test_alloc(N * PAGE);
     agora_barrier();
     if (me == 0) {
         double t[N];
@@ -246,7 +246,7 @@ static void wake(void) {
 static void kill_server(int sig) {
     int me = agora_rank(), c = agora_nranks(), m = servers();
     CHECK(m > 0, "run with --memory-servers M");
-    char *mem = agora_alloc(64 * PAGE);
+    char *mem = test_alloc(64 * PAGE);
     agora_barrier();
     if (me == 0) {
         pid_t pid = pid_of_rank(c + m - 1);

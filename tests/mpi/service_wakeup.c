@@ -69,7 +69,7 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     /* Busy home: rank 1 owns and writes the pages, then computes. */
-    volatile char *pages = agora_alloc_placed((size_t)faults * kPage, AGORA_PLACE_RANK, 1);
+    volatile char *pages = test_alloc_placed((size_t)faults * kPage, AGORA_PLACE_RANK, 1);
     CHECK(pages != NULL, "agora_alloc_placed failed");
     if (me == 1)
         for (int i = 0; i < faults; ++i) pages[(size_t)i * kPage] = (char)(i + 1);

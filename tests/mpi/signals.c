@@ -99,7 +99,7 @@ static void wait_for(volatile sig_atomic_t *count, int value) {
 static int segv_dies(sighandler_t action);
 static int segv(void) {
     int n = agora_nranks();
-    int *g = agora_alloc((size_t)n * PAGE);
+    int *g = test_alloc((size_t)n * PAGE);
     trap = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(trap != MAP_FAILED, "mmap");
 
@@ -237,9 +237,9 @@ static int flood(const char *sig, int count) {
     other_sig = strcmp(sig, "auto") ? atoi(sig) : SIGRTMIN + 5;
     per_signal = count;
     int n = agora_nranks();
-    int *g = agora_alloc((size_t)n * PAGE);
-    int64_t *counter = agora_alloc(sizeof *counter);
-    agora_lock_t *lock = agora_lock_create();
+    int *g = test_alloc((size_t)n * PAGE);
+    int64_t *counter = test_alloc(sizeof *counter);
+    agora_lock_t *lock = test_lock_create();
 
     struct sigaction a;
     memset(&a, 0, sizeof a);
@@ -293,7 +293,7 @@ static int blocked(int sig, int count) {
     sigemptyset(&a.sa_mask);
     CHECK(sigaction(sig, &a, NULL) == 0, "sigaction(%d)", sig);
     int n = agora_nranks();
-    int *g = agora_alloc((size_t)n * PAGE);
+    int *g = test_alloc((size_t)n * PAGE);
     for (int i = 0; i < count; i++) CHECK(kill(getpid(), sig) == 0, "kill");
     /* Rounds with naps: the idle service threads take what is pending. */
     for (int round = 0; round < 100; round++) {

@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 
     /* Reset zeroes what this rank's threads count (the service thread may
      * still send a message for another rank meanwhile: messages aside). */
-    long *page = agora_alloc_placed(4096, AGORA_PLACE_RANK, 0);
+    long *page = test_alloc_placed(4096, AGORA_PLACE_RANK, 0);
     CHECK(page != NULL, "agora_alloc_placed failed");
     if (me == 0) page[0] = 42;
     CHECK(agora_barrier() == AGORA_OK, "barrier");
@@ -65,8 +65,8 @@ int main(int argc, char **argv)
      * giver close an interval, which both then keep (rank 2 has not seen
      * them: they cannot be collected before the next barrier); rank 2 keeps
      * fewer. */
-    agora_lock_t *lock = agora_lock_create();
-    long *words = agora_alloc(4096 * (size_t)n);
+    agora_lock_t *lock = test_lock_create();
+    long *words = test_alloc(4096 * (size_t)n);
     CHECK(lock && words, "lock or allocation failed");
     const int rounds = 4, writers = 2;
     long *turn = &words[511]; /* rank 0's page, apart from the counted words */

@@ -56,14 +56,16 @@ int main(int argc, char **argv) {
   int me = agora_rank(), n = agora_nranks();
   const size_t page = 4096;
   // Each rank's region: 3 pages, its first stores 24 bytes before a page end.
-  auto *g = (uint8_t *)agora_alloc((size_t)n * 3 * page);
-  auto *counter = (uint64_t *)agora_alloc(sizeof(uint64_t));
-  agora_lock_t *lock = agora_lock_create();
-  agora_lock_t *inner_lock = agora_lock_create();
-  if (!g || !counter || !lock || !inner_lock) {
+  void *region = nullptr, *count = nullptr;
+  agora_lock_t locks[2];
+  if (agora_mem_alloc((size_t)n * 3 * page, &region) != AGORA_OK ||
+      agora_mem_alloc(sizeof(uint64_t), &count) != AGORA_OK || agora_lock_array_init(locks, 2) != AGORA_OK) {
     std::fprintf(stderr, "rank %d: allocation failed\n", me);
     return 1;
   }
+  auto *g = (uint8_t *)region;
+  auto *counter = (uint64_t *)count;
+  agora_lock_t *lock = &locks[0], *inner_lock = &locks[1];
   check(agora::store_trace_active(), "store_trace_active() in a traced program");
   uintptr_t base = (uintptr_t)g;
   uint8_t *mine = g + (size_t)me * 3 * page;

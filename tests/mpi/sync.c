@@ -7,14 +7,14 @@
 int main(int argc, char **argv) {
     /* Before init: a clear error, not a crash. */
     CHECK(agora_barrier() == AGORA_ERR_NOT_INITIALIZED, "barrier before init accepted");
-    CHECK(agora_alloc(64) == NULL, "alloc before init accepted");
+    CHECK(test_alloc(64) == NULL, "alloc before init accepted");
     agora_init(&argc, &argv);
     int me = agora_rank(), np = agora_nranks();
     int rounds = argc > 1 ? atoi(argv[1]) : 500;
 
     /* Mutual exclusion: a read-modify-write counter under one lock. */
-    long *counter = agora_alloc(sizeof(long));
-    agora_lock_t *lk = agora_lock_create();
+    long *counter = test_alloc(sizeof(long));
+    agora_lock_t *lk = test_lock_create();
     for (int i = 0; i < rounds; i++) {
         CHECK(agora_lock(lk) == 0, "lock failed");
         long v = *counter;
@@ -26,8 +26,8 @@ int main(int argc, char **argv) {
 
     /* A lock array: counters on one page, each guarded by its own lock. */
     enum { K = 8 };
-    agora_lock_t *locks = agora_lock_array_create(K);
-    long *counters = agora_alloc(K * sizeof(long));
+    agora_lock_t *locks = test_lock_array_create(K);
+    long *counters = test_alloc(K * sizeof(long));
     for (int i = 0; i < rounds; i++) {
         int k = (i * 7 + me) % K;
         agora_lock(&locks[k]);
@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
     CHECK(agora_unlock(lk) == AGORA_ERR_NOT_HELD, "unlock of a free lock accepted");
 
     /* Barrier: every rank's write before the barrier is seen after it. */
-    long *slots = agora_alloc((size_t)np * 4096);
+    long *slots = test_alloc((size_t)np * 4096);
     for (int round = 1; round <= 50; round++) {
         slots[me * 512] = round * 100 + me;
         agora_barrier();
@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
         CHECK(dv[i] == expect || (dv[i] - expect) < 1e-9 * expect, "double sum [%d] %g vs %g", i, dv[i], expect);
     }
     /* A reduction over a buffer in global memory works too. */
-    double *g = agora_alloc((size_t)np * 4096);
+    double *g = test_alloc((size_t)np * 4096);
     g[me * 512] = me;
     agora_reduce(&g[me * 512], 1, AGORA_DOUBLE, AGORA_MAX);
     CHECK(g[me * 512] == np - 1, "global-buffer reduce gave %g", g[me * 512]);

@@ -298,8 +298,8 @@ static void io(void) {
     int r = agora_rank(), N = agora_nranks();
     unsigned char *in[16], *out[16];
     CHECK(N <= 16, "at most 16 ranks");
-    for (int h = 0; h < N; h++) in[h] = agora_alloc_placed(ARRAY, AGORA_PLACE_RANK, h);
-    for (int h = 0; h < N; h++) out[h] = agora_alloc_placed(ARRAY, AGORA_PLACE_RANK, h);
+    for (int h = 0; h < N; h++) in[h] = test_alloc_placed(ARRAY, AGORA_PLACE_RANK, h);
+    for (int h = 0; h < N; h++) out[h] = test_alloc_placed(ARRAY, AGORA_PLACE_RANK, h);
     fill(out[r], ARRAY, 7 + r); /* this rank's home pages */
     agora_barrier();
 
@@ -345,7 +345,7 @@ static void io(void) {
 static void contend(int rounds) {
     int r = agora_rank(), N = agora_nranks();
     const size_t slice = 2 * PAGE / 16; /* up to 16 ranks; slices straddle the page boundary */
-    unsigned char *pages = agora_alloc_placed(2 * PAGE, AGORA_PLACE_RANK, 0);
+    unsigned char *pages = test_alloc_placed(2 * PAGE, AGORA_PLACE_RANK, 0);
     unsigned char *mine = pages + (size_t)r * slice + 3;
     const size_t n = slice - 6;
     int fds[2];
@@ -371,7 +371,7 @@ static void contend(int rounds) {
  * memory through the wrapper and through syscall() (the wrapper's cost), and
  * into a global page homed here (the bounce's cost). */
 static void cost(int calls) {
-    unsigned char *home = agora_alloc_placed(PAGE, AGORA_PLACE_RANK, agora_rank());
+    unsigned char *home = test_alloc_placed(PAGE, AGORA_PLACE_RANK, agora_rank());
     unsigned char private_buf[64];
     int fd = open("/dev/zero", O_RDONLY);
     CHECK(fd >= 0, "open /dev/zero");
@@ -452,7 +452,7 @@ static void forks(void) {
     g_nranks = N;
     unsigned char *arr[16];
     CHECK(N <= 16, "at most 16 ranks");
-    for (int h = 0; h < N; h++) arr[h] = agora_alloc_placed(4 * PAGE, AGORA_PLACE_RANK, h);
+    for (int h = 0; h < N; h++) arr[h] = test_alloc_placed(4 * PAGE, AGORA_PLACE_RANK, h);
     fill(arr[r], 4 * PAGE, 50 + r);
     agora_barrier();
     /* The parent reads the arrays first, so the child inherits no access bits
@@ -503,8 +503,8 @@ static void forks(void) {
     /* Nothing changed on any rank, and the job goes on. */
     agora_barrier();
     for (int h = 0; h < N; h++) check_bytes(arr[h], 4 * PAGE, 50 + h, "after the children");
-    agora_lock_t *lock = agora_lock_create();
-    int64_t *counter = agora_alloc(sizeof(int64_t));
+    agora_lock_t *lock = test_lock_create();
+    int64_t *counter = test_alloc(sizeof(int64_t));
     for (int i = 0; i < 20; i++) {
         agora_lock(lock);
         (*counter)++;

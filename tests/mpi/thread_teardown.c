@@ -52,7 +52,7 @@ int main(int argc, char **argv) {
           "per rank %ld (1..%d), ranks %d (at most %d), delay %ld ms (0..10000)", per_rank, MAX_PER_RANK, n,
           MAX_RANKS, delay_ms);
     if (rank == 0) {
-        long *values = agora_malloc(MAX_RANKS * MAX_PER_RANK * sizeof *values);
+        long *values = test_malloc(MAX_RANKS * MAX_PER_RANK * sizeof *values);
         CHECK(values, "agora_malloc");
         agora_thread_t th[MAX_RANKS * MAX_PER_RANK];
         for (int r = 0; r < n; r++)

@@ -37,9 +37,9 @@ static void *worker(void *arg) {
 
 int main(int argc, char **argv) {
     agora_init(&argc, &argv);
-    shared_words = agora_alloc_placed(2 * PAGE, AGORA_PLACE_CYCLIC, 0);
-    counter = agora_alloc(sizeof(long));
-    lk = agora_lock_create();
+    shared_words = test_alloc_placed(2 * PAGE, AGORA_PLACE_CYCLIC, 0);
+    counter = test_alloc(sizeof(long));
+    lk = test_lock_create();
     pthread_barrier_init(&local_barrier, NULL, THREADS);
     pthread_t th[THREADS];
     for (long t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, worker, (void *)t);

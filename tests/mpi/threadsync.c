@@ -247,7 +247,7 @@ static void *never_met(void *p) {
 
 static void run(struct ctx *c, long n, void *(*fn)(void *), void *(*fn2)(void *), long split) {
     agora_thread_t th[MAX_THREADS];
-    struct arg *args = agora_malloc(n * sizeof *args);
+    struct arg *args = test_malloc(n * sizeof *args);
     CHECK(args, "agora_malloc");
     for (long i = 0; i < n; i++) {
         args[i].c = c;
@@ -256,7 +256,7 @@ static void run(struct ctx *c, long n, void *(*fn)(void *), void *(*fn2)(void *)
         CHECK(s == AGORA_OK, "create %ld: %d", i, s);
     }
     for (long i = 0; i < n; i++) CHECK(agora_thread_join(th[i], NULL) == AGORA_OK, "join %ld", i);
-    agora_free(args);
+    agora_mem_free(args);
 }
 
 int main(int argc, char **argv) {
@@ -265,7 +265,7 @@ int main(int argc, char **argv) {
         const char *mode = argc > 1 ? argv[1] : "barrier";
         long n = argc > 2 ? atol(argv[2]) : 2, m = argc > 3 ? atol(argv[3]) : 20;
         CHECK(n >= 1 && n <= MAX_THREADS, "threads %ld", n);
-        struct ctx *c = agora_malloc(sizeof *c);
+        struct ctx *c = test_malloc(sizeof *c);
         CHECK(c, "agora_malloc");
         memset(c, 0, sizeof *c);
         c->n = n;
@@ -301,7 +301,7 @@ int main(int argc, char **argv) {
             CHECK(agora_sem_getvalue(&c->full, &v) == AGORA_OK && v == 0, "full holds %d", v);
             CHECK(agora_sem_destroy(&c->empty) == AGORA_OK, "sem_destroy");
         } else if (!strcmp(mode, "locks")) {
-            c->created = agora_lock_create();
+            c->created = test_lock_create();
             CHECK(c->created && agora_is_global(c->created), "lock handle in global memory");
             /* trylock of a lock held by another thread is busy */
             CHECK(agora_lock(&c->locks[0]) == AGORA_OK, "lock");
@@ -325,7 +325,7 @@ int main(int argc, char **argv) {
             pthread_mutex_t private_mutex = PTHREAD_MUTEX_INITIALIZER;
             CHECK(pthread_mutex_lock(&private_mutex) == 0 && pthread_mutex_unlock(&private_mutex) == 0, "private mutex");
             pthread_t th[MAX_THREADS];
-            struct arg *args = agora_malloc(n * sizeof *args);
+            struct arg *args = test_malloc(n * sizeof *args);
             for (long i = 0; i < n; i++) {
                 args[i] = (struct arg){c, i};
                 CHECK(pthread_create(&th[i], NULL, shim_worker, &args[i]) == 0, "pthread_create %ld", i);
@@ -365,7 +365,7 @@ int main(int argc, char **argv) {
             CHECK(agora_cond_wait(&c->not_empty, &c->lock) == AGORA_ERR_NOT_HELD, "cond_wait without the lock");
             /* slots threads at once, then one more is refused; joined ones free their slot */
             agora_thread_t th[MAX_THREADS + 1];
-            struct arg *a = agora_malloc(sizeof *a); /* main's stack is private here */
+            struct arg *a = test_malloc(sizeof *a); /* main's stack is private here */
             a->c = c;
             a->i = 0;
             CHECK(slots <= MAX_THREADS, "slots %d", slots);
@@ -384,7 +384,7 @@ int main(int argc, char **argv) {
         } else {
             CHECK(0, "unknown mode %s", mode);
         }
-        agora_free(c);
+        agora_mem_free(c);
         printf("PASS threadsync %s on %d ranks (%s)\n", mode, agora_nranks(), agora_protocol_name());
     }
     agora_finalize();

@@ -118,7 +118,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nthreads; i++) results[i] = i * 0.5;
     message = strdup("a message from main");
     *static_counter() = 107;
-    agora_lock_t *l = agora_lock_create();
+    agora_lock_t *l = test_lock_create();
     CHECK(l, "agora_lock_create");
     lock = *l;
 

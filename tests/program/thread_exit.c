@@ -64,7 +64,7 @@ static void *late(void *arg) {
 int main(int argc, char **argv) {
     int n = argc > 1 ? atoi(argv[1]) : 2 * agora_nranks();
     CHECK(n >= 1 && n <= MAX, "bad thread count %d", n);
-    lock = *agora_lock_create();
+    CHECK(agora_lock_init(&lock) == AGORA_OK, "agora_lock_init");
     agora_thread_t t[MAX];
     for (long i = 0; i < n; i++) CHECK(agora_thread_create(&t[i], early, (void *)(intptr_t)i) == AGORA_OK, "create");
     for (long i = 0; i < n; i++) {

@@ -9,8 +9,9 @@ int main(int argc, char **argv) {
     if (agora_init(&argc, &argv) != AGORA_OK) return 1;
     int rank = agora_rank(), ranks = agora_nranks();
     const long per_rank = 1000;
-    long *values = agora_alloc(sizeof(long) * per_rank * ranks);
-    if (!values) return 1;
+    void *memory = NULL;
+    if (agora_mem_alloc(sizeof(long) * per_rank * ranks, &memory) != AGORA_OK) return 1;
+    long *values = memory;
     for (long i = 0; i < per_rank; i++) values[rank * per_rank + i] = rank * per_rank + i;
     agora_barrier();
     int status = 0;
