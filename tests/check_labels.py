@@ -3,8 +3,11 @@
 (cmake/AgoraTestLabels.cmake), so `ctest -L <label>` slices the suite and the
 slices add up to the whole. Usage: check_labels.py BUILD_DIR [CTEST]."""
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 SLICES = {"sim", "unit", "mpi", "bench"}
 
@@ -12,8 +15,17 @@ SLICES = {"sim", "unit", "mpi", "bench"}
 def main():
     build = sys.argv[1]
     ctest = sys.argv[2] if len(sys.argv) > 2 else "ctest"
-    listing = subprocess.run([ctest, "--show-only=json-v1"], cwd=build, check=True,
-                             capture_output=True, text=True).stdout
+    # ctest rewrites Testing/Temporary/LastTest.log even for --show-only:
+    # list from a copy of the build's CTestTestfile.cmake tree, so that the
+    # log of the run this test is part of survives.
+    with tempfile.TemporaryDirectory() as copy:
+        for folder, _, files in os.walk(build):
+            if "CTestTestfile.cmake" in files:
+                target = os.path.join(copy, os.path.relpath(folder, build))
+                os.makedirs(target, exist_ok=True)
+                shutil.copy(os.path.join(folder, "CTestTestfile.cmake"), target)
+        listing = subprocess.run([ctest, "--show-only=json-v1"], cwd=copy, check=True,
+                                 capture_output=True, text=True).stdout
     bad = []
     counts = {label: 0 for label in SLICES}
     tests = json.loads(listing)["tests"]
