@@ -43,7 +43,7 @@ enum class Status : int {
   X(TimedOut, AGORA_TIMEDOUT, "the deadline passed")
 
 #define AGORA_STATUS_SAME(internal, pub, text)                                                      \
-  static_assert(static_cast<int>(Status::internal) == pub, #pub " and Status::" #internal " differ");
+  static_assert(static_cast<int>(Status::internal) == (pub), #pub " and Status::" #internal " differ");
 AGORA_STATUS_LIST(AGORA_STATUS_SAME)
 #undef AGORA_STATUS_SAME
 
