@@ -6,8 +6,8 @@
 #                                   job with fewer simulator seeds; at most
 #                                   25 minutes on a clean 2-core machine
 #   scripts/run-tests.sh --full     everything: every test, every protocol,
-#                                   the sanitizer job with 500 seeds (before a
-#                                   release)
+#                                   the sanitizer job with 500 seeds, clang-tidy
+#                                   (scripts/check-tidy.sh) (before a release)
 #   scripts/run-tests.sh [--full] -- CTEST_ARGS...
 #                                   passes CTEST_ARGS to ctest (e.g. -L sim)
 #
@@ -34,8 +34,8 @@ if [ $tier = fast ]; then
   export AGORA_SIM_SEEDS=${AGORA_SIM_SEEDS:-400}
   sanitizer_seeds=${AGORA_SANITIZER_SEEDS:-60}
 else
-  declare -A budget=([deps]=240 [build]=600 [ctest]=2400 [asan-build]=360 [asan-run]=2400)
-  total_budget=5400
+  declare -A budget=([deps]=240 [build]=600 [tidy]=600 [ctest]=2400 [asan-build]=360 [asan-run]=2400)
+  total_budget=6000
   ctest_select=()
   sanitizer_seeds=${AGORA_SANITIZER_SEEDS:-500}
 fi
@@ -68,6 +68,7 @@ report() {
 
 phase deps scripts/install-deps.sh
 phase build scripts/build.sh
+if [ $tier = full ]; then phase tidy scripts/check-tidy.sh; fi
 phase ctest bash -c 'cd build && exec ctest --output-on-failure --timeout 600 -j"${AGORA_TEST_JOBS:-2}" "$@"' \
   ctest "${ctest_select[@]}" "$@"
 if [ "${AGORA_SANITIZERS:-1}" != 0 ]; then

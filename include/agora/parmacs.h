@@ -76,7 +76,7 @@ __attribute__((weak)) agora_lock_t agora_parmacs_pid_lock_ = AGORA_LOCK_INITIALI
 static inline void agora_parmacs_check_(int status, const char *macro, const char *arg) {
     if (status < 0) {
         fprintf(stderr, "PARMACS %s(%s) failed: agora status %d\n", macro, arg, status);
-        exit(-1);
+        exit(-1); /* NOLINT(concurrency-mt-unsafe): PARMACS's behaviour on an error */
     }
 }
 
@@ -101,7 +101,7 @@ static inline void agora_parmacs_require_program_mode_(void) {
     if (!agora_program_mode()) {
         fprintf(stderr, "PARMACS: this program was not linked in Agora's program mode; build it "
                         "with agoracc (without -agora-spmd) and start it with agorarun\n");
-        exit(2);
+        exit(2); /* NOLINT(concurrency-mt-unsafe): at start-up, one thread */
     }
 }
 
@@ -187,7 +187,7 @@ static inline void agora_parmacs_require_program_mode_(void) {
 #define BARINCLUDE(...) {;}
 
 /* ---- Pause flags (set/clear/wait; PAUSE waits for the flag and clears it) ---- */
-#define PAUSEDEC(p) struct { agora_lock_t lock; agora_cond_t cond; long flag; } p;
+#define PAUSEDEC(p) struct { agora_lock_t lock; agora_cond_t cond; long flag; } p; /* NOLINT(bugprone-macro-parentheses): p is declared */
 #define PAUSEINIT(p) { memset(&(p), 0, sizeof(p)); }
 #define SETPAUSE(p)                                  \
     {                                                \
@@ -219,7 +219,7 @@ static inline void agora_parmacs_require_program_mode_(void) {
 #define SEMV(s) { agora_parmacs_check_(agora_sem_post(&(s)), "SEMV", #s); }
 
 /* ---- Self-scheduling counters ---- */
-#define GSDEC(g) struct { agora_lock_t lock; long value; } g;
+#define GSDEC(g) struct { agora_lock_t lock; long value; } g; /* NOLINT(bugprone-macro-parentheses): g is declared */
 #define GSINIT(g) { memset(&(g), 0, sizeof(g)); }
 #define GETSUB(g, sub, limit, nproc)                 \
     {                                                \

@@ -64,6 +64,7 @@ int agora_init(int *argc, char ***argv) {
     g_rt = started;
     if (agora::g_on_publish) agora::g_on_publish(started);
   });
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): start-up, before the program's threads exist
   if (!rt) std::exit(2);  // a bad configuration must not leave ranks running
   return status;
 }

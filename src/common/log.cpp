@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <unistd.h>
 
 namespace agora {
@@ -25,6 +26,11 @@ void vprint(const char *fmt, va_list ap) {
   (void)ignored;
 }
 }  // namespace
+
+const char *system_error_text(int err) {
+  static thread_local char buf[128];
+  return strerror_r(err, buf, sizeof buf);  // GNU: the text, in buf or static
+}
 
 void log_set_rank(int rank) { g_rank = rank; }
 void log_set_forked_child(int pid) { g_forked_pid = pid; }

@@ -20,6 +20,9 @@ void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 [[noreturn]] void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // Sets the hook fatal() calls to end every rank (MPI_Abort in the runtime).
 void log_set_abort_hook(void (*hook)(int status));
+// strerror(err), but safe to call from concurrent threads whatever the C
+// library: the text stays valid until this thread's next call.
+const char *system_error_text(int err);
 
 }  // namespace agora
 

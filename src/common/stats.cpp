@@ -50,7 +50,7 @@ void Stats::combine(const Stats &o) {
 
 double Stats::value(int i) const {
   int k = 0;
-#define AGORA_STATS_VALUE_(kind, name, doc) if (k++ == i) return (double)name;
+#define AGORA_STATS_VALUE_(kind, name, doc) if (k++ == i) return (double)(name);
   AGORA_STATS_FIELDS(AGORA_STATS_VALUE_)
 #undef AGORA_STATS_VALUE_
   return 0;
@@ -61,8 +61,8 @@ std::string Stats::text(int i) const {
   int k = 0;
 #define AGORA_STATS_TEXT_(kind, name, doc)                                                          \
   if (k++ == i) {                                                                                   \
-    if (AGORA_STAT_KIND_##kind == StatKind::Seconds) std::snprintf(buf, sizeof buf, "%.6f", (double)name); \
-    else std::snprintf(buf, sizeof buf, "%llu", (unsigned long long)name);                         \
+    if (AGORA_STAT_KIND_##kind == StatKind::Seconds) std::snprintf(buf, sizeof buf, "%.6f", (double)(name)); \
+    else std::snprintf(buf, sizeof buf, "%llu", (unsigned long long)(name));                         \
     return buf;                                                                                     \
   }
   AGORA_STATS_FIELDS(AGORA_STATS_TEXT_)

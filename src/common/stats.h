@@ -26,7 +26,7 @@ struct Stats : agora_stats_t {
   Stats() : agora_stats_t{} {}
   explicit Stats(const agora_stats_t &s) : agora_stats_t(s) {}
 
-#define AGORA_STATS_ONE_(kind, name, doc) +1
+#define AGORA_STATS_ONE_(kind, name, doc) +1  // NOLINT(bugprone-macro-parentheses): a term of a sum
   static constexpr int kFields = 0 AGORA_STATS_FIELDS(AGORA_STATS_ONE_);
 #undef AGORA_STATS_ONE_
   static const StatField kField[kFields];  // in list order
@@ -41,7 +41,7 @@ struct Stats : agora_stats_t {
   std::string to_json() const;
 };
 static_assert(sizeof(Stats) == sizeof(agora_stats_t), "Stats adds no data to agora_stats_t");
-static_assert(sizeof(agora_stats_t) == Stats::kFields * 8, "every statistic is 8 bytes, no padding");
+static_assert(sizeof(agora_stats_t) == Stats::kFields * sizeof(uint64_t), "every statistic is 8 bytes, no padding");
 
 // What a report says besides the numbers.
 struct StatsRun {

@@ -86,7 +86,7 @@ void observe_stop() {
       log_error("AGORA_TRACE: the trace buffer was full: %llu of %llu events dropped (the file says so); "
                 "raise AGORA_TRACE_EVENTS (now %llu)",
                 (unsigned long long)trace->dropped(),
-                (unsigned long long)(trace->dropped() + trace->recorded()),
+                (unsigned long long)trace->dropped() + trace->recorded(),
                 (unsigned long long)trace->capacity());
     delete trace;
   }

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "platform/platform.h"
 
 namespace agora::platform {
@@ -25,8 +26,8 @@ void in_child() {
   // The application view is not MADV_DONTFORK (the frame pool maps slots
   // into it, and a mapping made later would not inherit the flag, nor merge
   // with neighbours that have it): a child replaces it with no memory.
-  if (g_app_view)
-    mmap(g_app_view, g_app_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+  if (g_app_view)  // nothing better to do in the child if this fails
+    (void)mmap(g_app_view, g_app_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
   g_app_view = nullptr;
   if (g_memory_fd >= 0) close(g_memory_fd);
   if (g_pool_fd >= 0) close(g_pool_fd);
@@ -37,7 +38,7 @@ void in_child() {
 
 bool vm_exclude_from_fork(const GlobalRange &range, std::string *error) {
   if (madvise(range.service_view, range.size, MADV_DONTFORK) != 0) {
-    *error = std::string("cannot keep global memory out of fork() children (madvise): ") + std::strerror(errno);
+    *error = std::string("cannot keep global memory out of fork() children (madvise): ") + system_error_text(errno);
     return false;
   }
   g_app_view = range.app_view;
@@ -48,7 +49,7 @@ bool vm_exclude_from_fork(const GlobalRange &range, std::string *error) {
 
 bool vm_exclude_pool_from_fork(const FramePool &pool, std::string *error) {
   if (madvise(pool.view, pool.slots * pool.page, MADV_DONTFORK) != 0) {
-    *error = std::string("cannot keep the cache's frames out of fork() children (madvise): ") + std::strerror(errno);
+    *error = std::string("cannot keep the cache's frames out of fork() children (madvise): ") + system_error_text(errno);
     return false;
   }
   g_pool_fd = pool.fd;
@@ -64,7 +65,7 @@ bool fork_child_hook_install(void (*child)(), std::string *error) {
   if (g_registered || !child) return true;
   int rc = pthread_atfork(nullptr, nullptr, in_child);
   if (rc != 0) {
-    *error = std::string("pthread_atfork failed: ") + std::strerror(rc);
+    *error = std::string("pthread_atfork failed: ") + system_error_text(rc);
     return false;
   }
   g_registered = true;

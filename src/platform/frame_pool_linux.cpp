@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "platform/platform.h"
 
 namespace agora::platform {
@@ -28,13 +29,13 @@ bool frame_pool_open(size_t slots, size_t page, FramePool *out, std::string *err
   int fd = memfd_create("agora-frames", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0) {
     *error = std::string("frame pool: cannot make a memory file of ") + human_bytes(bytes) + ": " +
-             std::strerror(errno);
+             system_error_text(errno);
     if (fd >= 0) close(fd);
     return false;
   }
   void *view = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
   if (view == MAP_FAILED) {
-    *error = std::string("frame pool: cannot map ") + human_bytes(bytes) + ": " + std::strerror(errno);
+    *error = std::string("frame pool: cannot map ") + human_bytes(bytes) + ": " + system_error_text(errno);
     close(fd);
     return false;
   }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <sys/mman.h>
 
+#include "common/log.h"
 #include "platform/platform.h"
 
 namespace agora::platform {
@@ -13,7 +14,7 @@ namespace agora::platform {
 std::byte *lazy_zero_alloc(size_t bytes, std::string *error) {
   void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
-    *error = "cannot map " + human_bytes(bytes) + " of metadata: " + std::strerror(errno);
+    *error = "cannot map " + human_bytes(bytes) + " of metadata: " + system_error_text(errno);
     return nullptr;
   }
   return (std::byte *)p;

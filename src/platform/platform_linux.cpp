@@ -20,6 +20,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "common/log.h"
+
 namespace agora::platform {
 
 namespace {
@@ -59,7 +61,7 @@ bool vm_reserve(uintptr_t base, size_t size, GlobalRange *out, std::string *erro
   }
   auto failed = [&](const char *what) {
     int err = errno;
-    *error = std::string(what) + " (" + human_bytes(size) + "): " + std::strerror(err);
+    *error = std::string(what) + " (" + human_bytes(size) + "): " + system_error_text(err);
     if (err == ENOMEM && overcommit_policy() == 2)
       *error += " (vm.overcommit_memory=2, strict accounting: allow overcommit, or lower the size)";
     if (have_room) *error += "; at most " + human_bytes(room.largest) + " fitted in this process";
@@ -268,19 +270,19 @@ bool file_writable(const std::string &path, std::string *reason) {
       return false;
     }
     if (access(path.c_str(), W_OK) != 0) {
-      *reason = std::string("the file cannot be written: ") + std::strerror(errno);
+      *reason = std::string("the file cannot be written: ") + system_error_text(errno);
       return false;
     }
     return true;
   }
   if (errno != ENOENT) {
-    *reason = std::strerror(errno);
+    *reason = system_error_text(errno);
     return false;
   }
   size_t slash = path.find_last_of('/');
   std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   if (stat(dir.c_str(), &st) != 0) {
-    *reason = "directory " + dir + (errno == ENOENT ? " does not exist" : ": " + std::string(std::strerror(errno)));
+    *reason = "directory " + dir + (errno == ENOENT ? " does not exist" : ": " + std::string(system_error_text(errno)));
     return false;
   }
   if (!S_ISDIR(st.st_mode)) {
@@ -288,7 +290,7 @@ bool file_writable(const std::string &path, std::string *reason) {
     return false;
   }
   if (access(dir.c_str(), W_OK | X_OK) != 0) {
-    *reason = "directory " + dir + " is not writable: " + std::strerror(errno);
+    *reason = "directory " + dir + " is not writable: " + system_error_text(errno);
     return false;
   }
   return true;

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "platform/platform.h"
 
 namespace agora::platform {
@@ -18,12 +19,12 @@ bool vm_grow(GlobalRange *range, size_t bytes, std::string *error) {
     return false;
   }
   if (ftruncate(range->fd, (off_t)new_total) != 0) {
-    *error = std::string("cannot grow the global memory file: ") + std::strerror(errno);
+    *error = std::string("cannot grow the global memory file: ") + system_error_text(errno);
     return false;
   }
   void *svc = mremap(range->service_view, old_total, new_total, MREMAP_MAYMOVE);
   if (svc == MAP_FAILED) {
-    *error = std::string("cannot grow the service view: ") + std::strerror(errno);
+    *error = std::string("cannot grow the service view: ") + system_error_text(errno);
     return false;
   }
   range->service_view = (std::byte *)svc;
@@ -36,7 +37,7 @@ bool vm_map_window(const GlobalRange &range, uintptr_t addr, size_t len, uint64_
   void *p = mmap((void *)addr, len, PROT_NONE, MAP_SHARED | MAP_FIXED, range.fd, (off_t)offset);
   if (p == MAP_FAILED) {
     *error = std::string("cannot map global memory over ") + std::to_string(len) +
-             " bytes of the program's data: " + std::strerror(errno);
+             " bytes of the program's data: " + system_error_text(errno);
     return false;
   }
   return true;
@@ -52,7 +53,7 @@ bool alt_signal_stack_install(size_t bytes, std::string *error) {
   void *mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
                    -1, 0);
   if (mem == MAP_FAILED) {
-    *error = std::string("cannot allocate a signal stack: ") + std::strerror(errno);
+    *error = std::string("cannot allocate a signal stack: ") + system_error_text(errno);
     return false;
   }
   stack_t ss;
@@ -60,7 +61,7 @@ bool alt_signal_stack_install(size_t bytes, std::string *error) {
   ss.ss_sp = mem;
   ss.ss_size = bytes;
   if (sigaltstack(&ss, nullptr) != 0) {
-    *error = std::string("sigaltstack failed: ") + std::strerror(errno);
+    *error = std::string("sigaltstack failed: ") + system_error_text(errno);
     munmap(mem, bytes);
     return false;
   }

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/log.h"
 #include "platform/platform.h"
 
 namespace agora::platform {
@@ -48,7 +49,7 @@ std::string ipv4_text(uint32_t address) {
 int remote_doorbell_open(uint16_t *port, std::string *error) {
   int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
-    *error = std::string("socket(AF_INET, SOCK_DGRAM) failed: ") + std::strerror(errno);
+    *error = std::string("socket(AF_INET, SOCK_DGRAM) failed: ") + system_error_text(errno);
     return -1;
   }
   sockaddr_in any{};
@@ -57,7 +58,7 @@ int remote_doorbell_open(uint16_t *port, std::string *error) {
   any.sin_port = 0;  // the kernel picks a free port; peers learn it at start-up
   socklen_t length = sizeof any;
   if (bind(fd, (sockaddr *)&any, sizeof any) != 0 || getsockname(fd, (sockaddr *)&any, &length) != 0) {
-    *error = std::string("bind of a UDP socket failed: ") + std::strerror(errno);
+    *error = std::string("bind of a UDP socket failed: ") + system_error_text(errno);
     close(fd);
     return -1;
   }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "common/log.h"
 #include "platform/platform.h"
 
 namespace agora::platform {
@@ -24,7 +25,7 @@ bool thread_start(std::function<void()> fn, ThreadHandle *out, std::string *erro
   int err = pthread_create(&thread, nullptr, run, heap);
   if (err != 0) {
     delete heap;
-    *error = std::strerror(err);
+    *error = system_error_text(err);
     return false;
   }
   *out = (ThreadHandle)thread;

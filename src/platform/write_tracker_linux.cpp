@@ -14,6 +14,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/log.h"
+
 // The ABI of Linux 6.7+ that older headers (Debian 12's are 6.1) lack.
 #ifndef UFFD_USER_MODE_ONLY
 #define UFFD_USER_MODE_ONLY 1
@@ -46,7 +48,7 @@ namespace agora::platform {
 
 namespace {
 constexpr size_t kPage = 4096;
-std::string errno_text(const char *what) { return std::string(what) + ": " + std::strerror(errno); }
+std::string errno_text(const char *what) { return std::string(what) + ": " + system_error_text(errno); }
 
 // Adds a written run, joining it to the last when they touch (a scan's
 // vector filled mid-run, or runs of pages re-armed one after another).
@@ -194,7 +196,8 @@ bool WriteTracker::probe(std::string *why) {
   }
   bool ok = false;
   std::vector<Run> first, second;
-  if (!track(mem, len, why)) {
+  // Each empty branch is a step that failed and set *why.
+  if (!track(mem, len, why)) {  // NOLINT(bugprone-branch-clone)
   } else if (((volatile char *)mem)[kPage] = 1, !collect(mem, len, &first, why)) {
   } else if (!collect(mem, len, &second, why)) {
   } else if (first.size() != 1 || first[0].addr != (uintptr_t)mem + kPage || first[0].pages != 1 ||

@@ -187,8 +187,8 @@ int SimNode::free_local(uint64_t offset) {
   if (!arena_) fatal("simulator: a free at node %d, which has no arena", rank_);
   switch (arena_->release(offset)) {
     case ArenaAllocator::FreeResult::Ok: return 0;
-    case ArenaAllocator::FreeResult::InsideBlock: return -5;  // not the start of an allocation
-    default: return -5;                                       // not allocated (double free?)
+    case ArenaAllocator::FreeResult::InsideBlock:  // not the start of an allocation
+    default: return -5;                            // or not allocated (double free?)
   }
 }
 

@@ -172,6 +172,7 @@ void ThreadReduceService::complete_round(uint64_t object, std::vector<Contributi
   if (status == AGORA_OK) {
     // The participants' id order fixes the result, whatever the arrival order.
     std::vector<const Contribution *> order;
+    order.reserve(round.size());
     for (const Contribution &c : round) order.push_back(&c);
     if (!arrival_order_)
       std::stable_sort(order.begin(), order.end(),

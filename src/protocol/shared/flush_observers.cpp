@@ -48,7 +48,9 @@ void FlushObservers::flush_atomically(std::vector<FlushPage> pages, Pass pass,
   run_round(std::make_shared<Round>(Round{std::move(pages), std::move(pass), std::move(valid_copy), std::move(done)}));
 }
 
-void FlushObservers::run_round(std::shared_ptr<Round> r) {
+// r by value on purpose: the recursive call below passes the pointer a
+// completion owns, which end_flush() may destroy while this call runs.
+void FlushObservers::run_round(std::shared_ptr<Round> r) {  // NOLINT(performance-unnecessary-value-param)
   const uint64_t token = begin_flush([this, r] {
     std::vector<FlushPage> again;
     // One page alone is refreshed atomically by its home; the basic flush
