@@ -16,6 +16,8 @@ command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v m4 >/dev/null || need+=(m4)
 # store tracing (docs/store-tracing.md): clang -fsanitize-coverage=trace-stores
 command -v clang >/dev/null && command -v clang++ >/dev/null || need+=(clang)
+# the format check (scripts/check-format.sh)
+command -v clang-format >/dev/null || need+=(clang-format)
 # the full tier's static analysis (scripts/check-tidy.sh)
 command -v clang-tidy >/dev/null || need+=(clang-tidy)
 python3 -c 'import matplotlib' 2>/dev/null || need+=(python3-matplotlib)

@@ -11,7 +11,8 @@
 #   scripts/run-tests.sh [--full] -- CTEST_ARGS...
 #                                   passes CTEST_ARGS to ctest (e.g. -L sim)
 #
-# Phases: dependencies, Release build (warnings are errors), ctest, the
+# Phases: dependencies, the format check (scripts/check-format.sh), Release
+# build (warnings are errors), clang-tidy (full tier), ctest, the
 # sanitizer build, the sanitizer job (scripts/check-sanitizers.sh;
 # AGORA_SANITIZERS=0 skips both). Each phase has a time budget; the script
 # prints every phase's wall time at the end and fails, naming the phase,
@@ -26,7 +27,7 @@ if [ "${1:-}" = -- ]; then shift; fi
 
 # Budgets in seconds, per phase and in all; measured figures: docs/testing.md.
 if [ $tier = fast ]; then
-  declare -A budget=([deps]=240 [build]=600 [ctest]=540 [asan-build]=360 [asan-run]=300)
+  declare -A budget=([deps]=240 [format]=60 [build]=600 [ctest]=540 [asan-build]=360 [asan-run]=300)
   total_budget=1500
   ctest_select=(-LE full)
   # The Release simulator: 400 seeds per randomized test instead of its
@@ -34,7 +35,7 @@ if [ $tier = fast ]; then
   export AGORA_SIM_SEEDS=${AGORA_SIM_SEEDS:-400}
   sanitizer_seeds=${AGORA_SANITIZER_SEEDS:-60}
 else
-  declare -A budget=([deps]=240 [build]=600 [tidy]=600 [ctest]=2400 [asan-build]=360 [asan-run]=2400)
+  declare -A budget=([deps]=240 [format]=60 [build]=600 [tidy]=600 [ctest]=2400 [asan-build]=360 [asan-run]=2400)
   total_budget=6000
   ctest_select=()
   sanitizer_seeds=${AGORA_SANITIZER_SEEDS:-500}
@@ -67,6 +68,7 @@ report() {
 }
 
 phase deps scripts/install-deps.sh
+phase format scripts/check-format.sh
 phase build scripts/build.sh
 if [ $tier = full ]; then phase tidy scripts/check-tidy.sh; fi
 phase ctest bash -c 'cd build && exec ctest --output-on-failure --timeout 600 -j"${AGORA_TEST_JOBS:-2}" "$@"' \
