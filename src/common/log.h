@@ -2,6 +2,8 @@
 // stderr stays readable.
 #pragma once
 #include <cstdarg>
+#include <cstdint>
+#include <string>
 
 namespace agora {
 
@@ -20,6 +22,8 @@ void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 [[noreturn]] void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // Sets the hook fatal() calls to end every rank (MPI_Abort in the runtime).
 void log_set_abort_hook(void (*hook)(int status));
+// A size for messages: "16.0 TiB".
+std::string human_bytes(uint64_t bytes);
 
 }  // namespace agora
 

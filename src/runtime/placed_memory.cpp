@@ -90,7 +90,7 @@ void Runtime::placed_closed(PageId first, PageId count) {
           (unsigned long long)first, (unsigned long long)count);
   untrack_home_writes(first, count);
   one_sided_placed_closed(first, count);
-  cache_forget(first, count);  // no copies of freed pages
+  cache_.forget(first, count);  // no copies of freed pages
   void *addr = (void *)space_->addr_of(first);
   if (!platform::vm_protect(addr, count * page_size(), Access::None) ||
       !platform::vm_discard(range_, first * page_size(), count * page_size()))

@@ -45,11 +45,10 @@
 #include "gptr/gptr_engine.h"
 #include "memory/address_space.h"
 #include "memory/arena_allocator.h"
-#include "memory/frame_slots.h"
-#include "memory/page_cache.h"
 #include "platform/platform.h"
 #include "platform/write_tracker_linux.h"
 #include "protocol/engine.h"
+#include "runtime/cache/copy_cache.h"
 #include "sync/barrier_service.h"
 #include "sync/collective_ledger.h"
 #include "sync/condition_service.h"
@@ -325,37 +324,16 @@ class Runtime final : public EngineHost {
   // The application-view address runs of pages [first, first+count).
   void for_each_view_run(PageId first, PageId count, const std::function<void(std::byte *, size_t)> &fn) const;
 
-  // ---- the bounded cache of remote pages (runtime_cache.cpp) ----
-  // init, after the engine: the bound (AGORA_CACHE, or the kernel's mapping
-  // limit); false with *error if AGORA_CACHE is too small.
-  bool open_cache(std::string *error);
-  // lock_ held: a protection change of pages [first, first+count).
-  void cache_note(PageId first, PageId count, Access access);
-  // lock_ held, between engine calls: evict until within the bound.
-  void cache_trim();
-  // Sorts `pages` and changes their protection, one call per run.
-  void protect_in_runs(std::vector<PageId> *pages, Access access);
-  // lock_ held: pages [first, first+count) were freed: no copies, no home pages apart.
-  void cache_forget(PageId first, PageId count);
+  // ---- the bounded cache of remote pages and its frame pool: cache_ (CopyCache,
+  // cache/copy_cache.h), reaching the rank through a CacheSide (runtime_cache.cpp) ----
+  class CacheSide;
+  static std::unique_ptr<CacheHost> make_cache_host(Runtime &rt);
   // The protection change itself (runtime_pages.cpp), one mprotect per
-  // stretch of consecutive addresses.
+  // stretch of consecutive addresses; pooled copies are mapped in by the cache.
   void protect_run(PageId first, PageId count, Access access);
   // mprotect of `pages` pages of the view at `start`; at the mapping limit
   // the job ends saying so.
   void protect_view(void *start, PageId pages, Access access);
-
-  // ---- the cache's frame pool (runtime_frame_pool.cpp) ----
-  void open_frame_pool(uint64_t cache_pages);  // init, by open_cache
-  void close_frame_pool();
-  bool pool_frames_held() const;
-  // protect_run for a stretch of consecutive addresses while slots are held.
-  void protect_pooled(PageId first, PageId count, Access access);
-  // lock_ held, between engine calls: the slots of `pages` (sorted) go back;
-  // the pages that held none are appended to *unpooled.
-  void release_frames(const std::vector<PageId> &pages, std::vector<PageId> *unpooled);
-  void release_unused_frames();
-  void reserve_for_run(PageId first, PageId count);  // filling_frames with the pool
-  void forget_frames(PageId first, PageId count);  // freed pages
 
   // ---- one-sided reads (runtime_one_sided.cpp) ----
   // init: the metadata (before the engine, which may ask for home_meta), then
@@ -409,20 +387,9 @@ class Runtime final : public EngineHost {
   std::optional<AddressSpace> space_;
   std::optional<ArenaAllocator> arena_;
   std::unique_ptr<ProtocolEngine> engine_;
-  std::optional<PageCache> cache_;  // copies of remote pages held (runtime_cache.cpp)
-  // Home pages protected apart from home_access() (sc: shared or owned
-  // elsewhere), and those of them being reclaimed (runtime_cache.cpp).
-  std::optional<PageCache> home_apart_;
-  std::set<PageId> reclaiming_;
-  // While cache_trim evicts a clean copy: its protection change to none
-  // waits in deferred_none_ and is applied with its neighbours', in runs.
-  bool defer_clean_eviction_ = false;
-  std::vector<PageId> deferred_none_;
-  // The frame pool: its memory, which page holds which slot, and the pooled
-  // copies closed since the last trim (runtime_frame_pool.cpp).
-  platform::FramePool frame_pool_;
-  std::optional<FrameSlots> frame_slots_;
-  std::vector<PageId> closed_copies_;
+  // The bounded cache of remote pages and its frame pool, under lock_.
+  std::unique_ptr<CacheHost> cache_host_ = make_cache_host(*this);
+  CopyCache cache_{*cache_host_};
   std::optional<LockService> locks_;
   std::optional<BarrierService> barrier_;
   std::optional<ReduceService> reduce_;
@@ -512,18 +479,6 @@ class Runtime final : public EngineHost {
     std::vector<std::byte> meta, pages;
     uint32_t landing = FrameSlots::kNone;  // or: the first of `count` reserved pool slots holding the pages
   };
-  // Consecutive pool slots reserved for a run of copies being installed
-  // (a one-sided read landed there, or a reply's run is about to be): the
-  // copies adopt them (replacing_frame), so that a run's copies take
-  // consecutive slots and map in one call (runtime_frame_pool.cpp).
-  struct Landing {
-    PageId first = 0;
-    uint32_t count = 0;
-    uint32_t slot = FrameSlots::kNone;
-  };
-  Landing landing_;
-  void land(PageId first, uint32_t count, uint32_t slot);  // ends the previous landing first
-  void end_landing();  // the slots no copy adopted go back
   std::vector<RemoteRead> remote_reads_;  // completed, for the engine (under lock_)
   // Page buffers of delivered reads, kept for the next ones: a fresh 256 KiB
   // buffer was zeroed and faulted in page by page at every read (nbody

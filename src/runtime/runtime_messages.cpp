@@ -58,7 +58,7 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
   switch (m.channel) {
     case Channel::Protocol:
       engine_->on_message(m, p);
-      cache_trim();  // a copy may have come in: keep within AGORA_CACHE
+      cache_.trim();  // a copy may have come in: keep within AGORA_CACHE
       break;
     case Channel::Lock: locks_->on_message(m, p); break;
     case Channel::Barrier: barrier_->on_message(m, p); break;

@@ -119,10 +119,10 @@ bool Runtime::read_remote(Rank home, PageId first, uint32_t count, uint32_t meta
   // The pages land in free slots of the cache's frame pool where a run of
   // them is free: a copy installed from there keeps its slot instead of
   // being copied (runtime_frame_pool.cpp). Else into a buffer.
-  if (frame_slots_) r.landing = frame_slots_->reserve_run(count);
+  r.landing = cache_.reserve_landing(count);
   std::byte *into;
   if (r.landing != FrameSlots::kNone) {
-    into = frame_pool_.view + (size_t)r.landing * page_size();
+    into = cache_.slot_frames(r.landing);
   } else {
     if (!spare_read_buffers_.empty()) {
       r.pages = std::move(spare_read_buffers_.back());
@@ -143,8 +143,7 @@ bool Runtime::read_remote(Rank home, PageId first, uint32_t count, uint32_t meta
   if (!one_sided_.read_marked(home, marks, r.meta.data(), meta_bytes, first * page_size(), into, bytes, &error)) {
     // The marks may have landed: harmless (the home reports a page shared
     // that it may not be). The engine asks the home instead.
-    if (r.landing != FrameSlots::kNone)
-      for (uint32_t i = 0; i < count; ++i) frame_slots_->unreserve(r.landing + i);
+    if (r.landing != FrameSlots::kNone) cache_.unreserve_landing(r.landing, count);
     if (!remote_read_failed_) log_error("one-sided read from rank %d failed, using messages: %s", home, error.c_str());
     remote_read_failed_ = true;
     return false;
@@ -165,12 +164,12 @@ int Runtime::deliver_remote_reads(int budget) {
     RemoteRead r = std::move(remote_reads_.front());
     remote_reads_.erase(remote_reads_.begin());
     const bool landed = r.landing != FrameSlots::kNone;
-    const Payload pages = landed ? Payload{frame_pool_.view + (size_t)r.landing * page_size(), r.count * page_size()}
+    const Payload pages = landed ? Payload{cache_.slot_frames(r.landing), r.count * page_size()}
                                  : Payload{r.pages.data(), r.pages.size()};
-    if (landed) land(r.first, r.count, r.landing);  // replacing_frame adopts its slots
+    if (landed) cache_.land(r.first, r.count, r.landing);  // replacing_frame adopts its slots
     engine_->on_remote_read(r.home, r.first, r.count, {r.meta.data(), r.meta.size()}, pages);
-    if (frame_slots_) end_landing();  // the slots of pages not installed from there
-    cache_trim();  // copies came in: keep within AGORA_CACHE
+    cache_.end_landing();  // the slots of pages not installed from there
+    cache_.trim();  // copies came in: keep within AGORA_CACHE
     // A few buffers of the largest read suffice: the reads in flight at once.
     if (!landed && spare_read_buffers_.size() < kSpareReadBuffers) spare_read_buffers_.push_back(std::move(r.pages));
     ++delivered;

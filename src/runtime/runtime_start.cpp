@@ -93,7 +93,9 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   engine_options.refresh = config_.refresh == RefreshMode::On;
   engine_options.flush = config_.flush;
   engine_ = protocol_create(config_.protocol, *this, engine_options);
-  if (!open_cache(error)) return false;
+  // The bounded cache of remote pages: AGORA_CACHE, or the kernel's mapping limit.
+  if (!cache_.open(config_, platform::vm_map_limit(), engine_->reclaims_home(), memory_server_, error))
+    return false;
   // This rank's arena is homed here (unless memory servers home it): open in
   // the application view as far as the protocol allows its home pages.
   if (space_->servers() == 0)
@@ -239,7 +241,7 @@ int Runtime::stop_transport() {
   platform::fork_child_hook_install(nullptr, &ignored);
   write_tracker_.close();
   platform::vm_release(&range_);
-  close_frame_pool();
+  cache_.close_frame_pool();
   return 0;
 }
 
