@@ -49,6 +49,7 @@
 #include "platform/write_tracker_linux.h"
 #include "protocol/engine.h"
 #include "runtime/cache/copy_cache.h"
+#include "runtime/one_sided/one_sided_reads.h"
 #include "sync/barrier_service.h"
 #include "sync/collective_ledger.h"
 #include "sync/condition_service.h"
@@ -60,7 +61,6 @@
 #include "sync/thread_barrier_service.h"
 #include "sync/thread_reduce_service.h"
 #include "sync/thread_service.h"
-#include "transport/mpi/mpi_one_sided.h"
 #include "transport/mpi/mpi_transport.h"
 
 namespace agora {
@@ -335,21 +335,10 @@ class Runtime final : public EngineHost {
   // the job ends saying so.
   void protect_view(void *start, PageId pages, Access access);
 
-  // ---- one-sided reads (runtime_one_sided.cpp) ----
-  // init: the metadata (before the engine, which may ask for home_meta), then
-  // the windows (collective; after program mode has grown the service view).
-  void alloc_one_sided_meta();
-  void open_one_sided();
-  void close_one_sided();  // stop: collective, before MPI_Finalize
-  // Can this rank tell, without asking `home`, that every page of [first,
-  // first+count) is allocated and homed there?
-  bool known_allocated_at(Rank home, PageId first, PageId count) const;
-  // lock_ held: hands up to `budget` completed reads to the engine.
-  int deliver_remote_reads(int budget);
-  // A placed run opened or closed (placed_memory.cpp's hooks): the flags
-  // scanned for newly shared pages.
-  void one_sided_placed_opened(const CollectiveRun &run);
-  void one_sided_placed_closed(PageId first, PageId count);
+  // ---- one-sided reads: one_sided_ (OneSidedReads, one_sided/one_sided_reads.h),
+  // reaching the rank through a OneSidedSide (runtime_one_sided.cpp) ----
+  class OneSidedSide;
+  static std::unique_ptr<OneSidedHost> make_one_sided_host(Runtime &rt);
 
   // ---- doorbells (runtime_doorbells.cpp); Doorbell is declared with doorbells_ below ----
   struct Doorbell;
@@ -463,28 +452,10 @@ class Runtime final : public EngineHost {
   // coalesced (under lock_).
   platform::WriteTracker write_tracker_;
   std::map<PageId, PageId> tracked_runs_;
-  // One-sided reads: the windows; this rank's metadata (kHomeMetaBytes, then
-  // a flag byte per page of the range: 1 marked by a reader, 2 reported);
-  // pages [0, windowed_pages_) are in the windows.
-  MpiOneSided one_sided_;
-  std::byte *meta_ = nullptr;
-  size_t meta_bytes_ = 0;
-  PageId windowed_pages_ = 0;
-  bool one_sided_decided_ = false;  // the windows opened, or could not
-  PageId placed_flags_end_ = 0;  // flags of the placed region are scanned up to here
-  struct RemoteRead {
-    Rank home;
-    PageId first;
-    uint32_t count;
-    std::vector<std::byte> meta, pages;
-    uint32_t landing = FrameSlots::kNone;  // or: the first of `count` reserved pool slots holding the pages
-  };
-  std::vector<RemoteRead> remote_reads_;  // completed, for the engine (under lock_)
-  // Page buffers of delivered reads, kept for the next ones: a fresh 256 KiB
-  // buffer was zeroed and faulted in page by page at every read (nbody
-  // under hlrc: ~150 us per 64-page refresh).
-  std::vector<std::vector<std::byte>> spare_read_buffers_;
-  bool remote_read_failed_ = false;       // an MPI error was reported once
+  // One-sided reads: the windows (in its host), the metadata, the reads
+  // completed for the engine (under lock_).
+  std::unique_ptr<OneSidedHost> one_sided_host_ = make_one_sided_host(*this);
+  OneSidedReads one_sided_{*one_sided_host_};
   // This rank's remote doorbell socket while some rank cannot ring it by
   // signal (the service thread also waits on it), else -1.
   std::atomic<int> remote_doorbell_fd_{-1};

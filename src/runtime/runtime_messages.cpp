@@ -46,7 +46,7 @@ void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
 int Runtime::poll_locked(int budget) {
   // One-sided reads completed first: the engine never hears of one from
   // inside read_remote.
-  int delivered = deliver_remote_reads(budget);
+  int delivered = one_sided_.deliver(budget);
   if (delivered == budget) return delivered;
   return delivered +
          transport_.poll([this](const MsgHeader &m, Payload p) { dispatch(m, p); }, budget - delivered);

@@ -86,7 +86,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   if (!observe_start(config_, rank(), nranks(), kBase, platform::kPageSize, bytes / platform::kPageSize, error))
     return false;
   open_write_tracker();
-  alloc_one_sided_meta();
+  one_sided_.alloc_meta(config_.fetch);
   EngineOptions engine_options;
   engine_options.intervals = config_.intervals;
   engine_options.prefetch_max = config_.prefetch;
@@ -102,7 +102,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
     platform::vm_protect((void *)space_->addr_of(space_->arena_first_page(rank())),
                          space_->arena_pages() * page, engine_->home_access());
   if (program_request() && !setup_program_windows(error)) return false;
-  open_one_sided();  // collective; the service view does not move from here on
+  one_sided_.open();  // collective; the service view does not move from here on
   store_trace_set_global_memory(*space_);  // what traced stores may record
 
   create_sync_services();
@@ -225,7 +225,7 @@ int Runtime::stop() {
 }
 
 int Runtime::stop_transport() {
-  close_one_sided();  // collective: no rank reads another's windows any more
+  one_sided_.close();  // collective: no rank reads another's windows any more
   report_doorbells();
   close_remote_doorbell();
   report_stats();
