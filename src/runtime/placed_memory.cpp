@@ -88,7 +88,7 @@ void Runtime::placed_closed(PageId first, PageId count) {
   if (!space_->placed_remove(first, &removed))
     fatal("agora_free: cannot drop the record of pages %llu..+%llu (out of memory?)",
           (unsigned long long)first, (unsigned long long)count);
-  untrack_home_writes(first, count);
+  home_writes_.untrack(first, count);
   one_sided_.placed_closed(first, count);
   cache_.forget(first, count);  // no copies of freed pages
   void *addr = (void *)space_->addr_of(first);

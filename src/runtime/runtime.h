@@ -46,9 +46,9 @@
 #include "memory/address_space.h"
 #include "memory/arena_allocator.h"
 #include "platform/platform.h"
-#include "platform/write_tracker_linux.h"
 #include "protocol/engine.h"
 #include "runtime/cache/copy_cache.h"
+#include "runtime/home_writes/home_writes.h"
 #include "runtime/one_sided/one_sided_reads.h"
 #include "sync/barrier_service.h"
 #include "sync/collective_ledger.h"
@@ -104,9 +104,9 @@ class Runtime final : public EngineHost {
   bool sole_application_thread() const override {
     return threads_->running() + (main_finalizing_ ? 0 : 1) <= 1;
   }
-  // Home write tracking (runtime_home_writes.cpp): the kernel's, when
-  // AGORA_HOME_WRITES=auto and this kernel can.
-  bool tracks_home_writes() const override { return write_tracker_.available(); }
+  // Home write tracking (home_writes_; runtime_home_writes.cpp): the
+  // kernel's, when AGORA_HOME_WRITES=auto and this kernel can.
+  bool tracks_home_writes() const override { return home_writes_.available(); }
   void track_home_writes(PageId first, PageId count) override;
   void collect_home_writes(std::vector<PageId> *written) override;
   // One-sided reads (runtime_one_sided.cpp), AGORA_FETCH=auto.
@@ -313,16 +313,13 @@ class Runtime final : public EngineHost {
   // ---- statistics (runtime_stats.cpp) ----
   void report_stats();
 
-  // ---- home write tracking (runtime_home_writes.cpp) ----
-  // init, before the engine: AGORA_HOME_WRITES=auto opens the kernel's tracker.
-  void open_write_tracker();
-  // Freed pages are no longer tracked (lock_ held).
-  void untrack_home_writes(PageId first, PageId count);
+  // ---- home write tracking: home_writes_ (HomeWrites, home_writes/home_writes.h),
+  // reaching the rank through a HomeWritesSide (runtime_home_writes.cpp) ----
+  class HomeWritesSide;
+  static std::unique_ptr<HomeWritesHost> make_home_writes_host(Runtime &rt);
   // For an mprotect refused at the kernel's mapping limit: the mappings in
   // use, vm.max_map_count, and what to do about it.
   std::string map_limit_advice() const;
-  // The application-view address runs of pages [first, first+count).
-  void for_each_view_run(PageId first, PageId count, const std::function<void(std::byte *, size_t)> &fn) const;
 
   // ---- the bounded cache of remote pages and its frame pool: cache_ (CopyCache,
   // cache/copy_cache.h), reaching the rank through a CacheSide (runtime_cache.cpp) ----
@@ -447,11 +444,9 @@ class Runtime final : public EngineHost {
   std::vector<Doorbell> doorbells_;
   std::atomic<int> service_tid_{0};
 
-  // Home write tracking: the tracker (open only with AGORA_HOME_WRITES=auto
-  // where the kernel can), and the runs tracked, first page -> count,
-  // coalesced (under lock_).
-  platform::WriteTracker write_tracker_;
-  std::map<PageId, PageId> tracked_runs_;
+  // Home write tracking: the kernel's tracker and the runs tracked (under lock_).
+  std::unique_ptr<HomeWritesHost> home_writes_host_ = make_home_writes_host(*this);
+  HomeWrites home_writes_{*home_writes_host_};
   // One-sided reads: the windows (in its host), the metadata, the reads
   // completed for the engine (under lock_).
   std::unique_ptr<OneSidedHost> one_sided_host_ = make_one_sided_host(*this);

@@ -39,7 +39,7 @@ class Runtime::CacheSide final : public CacheHost {
     const size_t bytes = count * page_size();
     std::string error;
     if (!platform::vm_map_back(rt_.range_, addr, bytes, first * page_size()) ||
-        !rt_.write_tracker_.register_again(addr, bytes, &error))
+        !rt_.home_writes_.register_again(addr, bytes, &error))
       fatal("cannot map global memory back over %zu evicted page(s) at %p: %s", (size_t)count, addr,
             error.empty() ? std::strerror(errno) : error.c_str());
   }

@@ -85,7 +85,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   if (!reserve_global_memory(&bytes, error)) return false;
   if (!observe_start(config_, rank(), nranks(), kBase, platform::kPageSize, bytes / platform::kPageSize, error))
     return false;
-  open_write_tracker();
+  home_writes_.open(config_);
   one_sided_.alloc_meta(config_.fetch);
   EngineOptions engine_options;
   engine_options.intervals = config_.intervals;
@@ -239,7 +239,7 @@ int Runtime::stop_transport() {
   log_set_abort_hook(nullptr);
   std::string ignored;
   platform::fork_child_hook_install(nullptr, &ignored);
-  write_tracker_.close();
+  home_writes_.close();
   platform::vm_release(&range_);
   cache_.close_frame_pool();
   return 0;
