@@ -48,6 +48,7 @@
 #include "platform/platform.h"
 #include "protocol/engine.h"
 #include "runtime/cache/copy_cache.h"
+#include "runtime/doorbells/doorbells.h"
 #include "runtime/home_writes/home_writes.h"
 #include "runtime/one_sided/one_sided_reads.h"
 #include "sync/barrier_service.h"
@@ -337,16 +338,10 @@ class Runtime final : public EngineHost {
   class OneSidedSide;
   static std::unique_ptr<OneSidedHost> make_one_sided_host(Runtime &rt);
 
-  // ---- doorbells (runtime_doorbells.cpp); Doorbell is declared with doorbells_ below ----
-  struct Doorbell;
-  void exchange_doorbells();
-  int open_remote_doorbell(uint16_t *port, std::vector<platform::Ipv4Interface> *interfaces, std::string *why);
-  void close_remote_doorbell();  // after the service thread has stopped
-  void report_doorbells();
-  void ring(Doorbell &d);
-  // Rings dst's service thread to act on what was just sent to it (at most
-  // one ring per kRingInterval_s), as send_request does.
-  void ring_to_act(Rank dst);  // by signal if d.pid, else by datagram
+  // ---- doorbells: doorbells_ (Doorbells, doorbells/doorbells.h), reaching the
+  // rank through a DoorbellsSide (runtime_doorbells.cpp) ----
+  class DoorbellsSide;
+  static std::unique_ptr<DoorbellsHost> make_doorbells_host(Runtime &rt);
 
   // ---- program mode (program_windows_setup.cpp, global_stacks.cpp) ----
   bool setup_program_windows(std::string *error);
@@ -428,20 +423,10 @@ class Runtime final : public EngineHost {
   // service thread serves, and every message rings its destination.
   bool block_waits_ = false;
   std::atomic<bool> every_rank_rung_{false};  // block_waits_, and no rank on another host
-  // Service threads of other ranks, to ring when asking them to act: by
-  // signal on this node and in this PID namespace (pid), else by datagram to
-  // their remote doorbell (udp_port; 0: none, where only the nap bounds the
-  // delay).
-  struct Doorbell {
-    int pid = 0, tid = 0, signo = 0;
-    uint32_t udp_address = 0;  // host byte order
-    uint16_t udp_port = 0;
-    double last_ring = 0;      // one ring wakes it for a burst: its naps restart short
-    uint64_t rings = 0;        // by signal; reported with AGORA_DEBUG
-    uint64_t remote_rings = 0; // by datagram; likewise
-    bool ringable() const { return pid != 0 || udp_port != 0; }
-  };
-  std::vector<Doorbell> doorbells_;
+  // Service threads of other ranks, to ring when asking them to act, and
+  // this rank's remote doorbell socket.
+  std::unique_ptr<DoorbellsHost> doorbells_host_ = make_doorbells_host(*this);
+  Doorbells doorbells_{*doorbells_host_};
   std::atomic<int> service_tid_{0};
 
   // Home write tracking: the kernel's tracker and the runs tracked (under lock_).
@@ -451,9 +436,6 @@ class Runtime final : public EngineHost {
   // completed for the engine (under lock_).
   std::unique_ptr<OneSidedHost> one_sided_host_ = make_one_sided_host(*this);
   OneSidedReads one_sided_{*one_sided_host_};
-  // This rank's remote doorbell socket while some rank cannot ring it by
-  // signal (the service thread also waits on it), else -1.
-  std::atomic<int> remote_doorbell_fd_{-1};
 };
 
 }  // namespace agora

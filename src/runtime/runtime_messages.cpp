@@ -4,7 +4,6 @@
 #include "common/log.h"
 #include "observe/observe.h"
 #include "runtime/runtime.h"
-#include "runtime/service_timing.h"
 
 namespace agora {
 
@@ -16,23 +15,13 @@ void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
   // AGORA_WAIT=block: dst's waiting threads sleep rather than poll, so every
   // message, replies and messages to this rank included, wakes its service.
   // A memory server sleeps until rung: every message to one rings it.
-  if ((block_waits_ || dst >= compute_nranks_) && dst < (Rank)doorbells_.size() && doorbells_[dst].ringable())
-    ring(doorbells_[dst]);
+  if ((block_waits_ || dst >= compute_nranks_) && doorbells_.ringable(dst)) doorbells_.ring(dst);
 }
 
 void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
   send(dst, header, payload);
   if (block_waits_ || dst >= compute_nranks_) return;  // send() rang already
-  ring_to_act(dst);
-}
-
-void Runtime::ring_to_act(Rank dst) {
-  Doorbell &d = doorbells_[dst];
-  if (!d.ringable() || dst == rank() || config_.service != ServiceMode::Adaptive) return;
-  double now = platform::now_seconds();
-  if (now - d.last_ring < service_timing::kRingInterval_s) return;
-  d.last_ring = now;
-  ring(d);
+  doorbells_.ring_to_act(dst, config_.service);  // at most one ring per kRingInterval_s
 }
 
 void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
@@ -40,7 +29,7 @@ void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
   ObservedMessage observed(true, dst, header, payload);
   transport_.send(dst, header, payload);
   // A memory server sleeps until rung (the hang watch's probes too).
-  if (dst >= compute_nranks_ && dst < (Rank)doorbells_.size() && doorbells_[dst].ringable()) ring(doorbells_[dst]);
+  if (dst >= compute_nranks_ && doorbells_.ringable(dst)) doorbells_.ring(dst);
 }
 
 int Runtime::poll_locked(int budget) {

@@ -36,7 +36,7 @@ class Runtime::OneSidedSide final : public OneSidedHost {
     // A home that no signal reaches is on another host, where MPI may emulate
     // RMA with messages its target progresses only in its own MPI calls (Open
     // MPI 4.1 over TCP): wake its service thread to make them, as for a request.
-    if (rt_.doorbells_[home].pid == 0) rt_.ring_to_act(home);
+    if (!rt_.doorbells_.by_signal(home)) rt_.doorbells_.ring_to_act(home, rt_.config_.service);
     MpiOneSided::Marks m{marks.flag_offset, marks.flag_count, marks.summary_offset, marks.summary_count};
     return windows_.read_marked(home, m, meta, meta_bytes, offset, into, bytes, error);
   }
@@ -45,7 +45,7 @@ class Runtime::OneSidedSide final : public OneSidedHost {
     // With AGORA_WAIT=block the faulting thread sleeps until the service
     // thread completes its wait: wake it to deliver this.
     const Rank me = rank();
-    if (rt_.block_waits_ && me < (Rank)rt_.doorbells_.size() && rt_.doorbells_[me].pid) rt_.ring(rt_.doorbells_[me]);
+    if (rt_.block_waits_ && rt_.doorbells_.by_signal(me)) rt_.doorbells_.ring(me);
   }
 
   uint32_t reserve_landing(uint32_t count) override { return rt_.cache_.reserve_landing(count); }

@@ -133,7 +133,7 @@ void Runtime::serve_as_memory_server() {
       // report's wake-up also bounds the delay of a lost datagram (a remote
       // doorbell across hosts).
       bool rung = platform::doorbell_wait((uint32_t)(service_timing::kHangWatchReport_s * 1e6),
-                                          remote_doorbell_fd_.load(std::memory_order_relaxed));
+                                          doorbells_.remote_fd());
       server_wakeups_++;
       if (!rung) server_idle_wakeups_++;
       g.lock();

@@ -129,7 +129,8 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   } else {
     service_ = std::thread([this] { service_loop(); });
   }
-  exchange_doorbells();
+  while (service_tid_.load() == 0) platform::cpu_relax();
+  doorbells_.exchange(config_, service_tid_.load());
   {
     std::vector<int> after = platform::thread_ids();
     std::sort(threads_before.begin(), threads_before.end());
@@ -137,9 +138,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
     std::set_difference(after.begin(), after.end(), threads_before.begin(), threads_before.end(),
                         std::back_inserter(internal_threads_));
   }
-  bool all_rung = true;
-  for (const Doorbell &d : doorbells_) all_rung &= d.pid != 0;
-  every_rank_rung_ = block_waits_ && all_rung;
+  every_rank_rung_ = block_waits_ && doorbells_.all_by_signal();
   log_debug("started: protocol %s, %llu bytes of global memory at %p", engine_->name(),
             (unsigned long long)bytes, (void *)kBase);
   return true;  // start() ends with the start-up barrier
@@ -226,8 +225,8 @@ int Runtime::stop() {
 
 int Runtime::stop_transport() {
   one_sided_.close();  // collective: no rank reads another's windows any more
-  report_doorbells();
-  close_remote_doorbell();
+  doorbells_.report();
+  doorbells_.close_remote();
   report_stats();
   observe_stop();  // writes the trace and profile files
   transport_.barrier();
