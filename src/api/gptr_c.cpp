@@ -49,8 +49,8 @@ int access(const char *fn, gptr::OpKind kind, agora_gptr_t g, const void *local,
   Runtime *rt = live(fn);
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
   if (!private_buffer(rt, fn, local, bytes)) return AGORA_ERR_INVALID_ARGUMENT;
-  gptr::Signal *s = signal ? signal_of(signal) : implicit ? rt->gptr_implicit_signal() : nullptr;
-  return rt->gptr_access(fn, kind, g, const_cast<void *>(local), bytes, scalar, s);
+  gptr::Signal *s = signal ? signal_of(signal) : implicit ? rt->global_pointers().implicit_signal() : nullptr;
+  return rt->global_pointers().access(fn, kind, g, const_cast<void *>(local), bytes, scalar, s);
 }
 
 }  // namespace
@@ -60,18 +60,18 @@ extern "C" {
 agora_gptr_t agora_gptr_alloc(size_t bytes_per_rank) {
   Runtime *rt = live("agora_gptr_alloc");
   if (!rt) return AGORA_GPTR_NULL;
-  uint64_t offset = rt->gptr_alloc(bytes_per_rank);
+  uint64_t offset = rt->global_pointers().alloc(bytes_per_rank);
   return offset == UINT64_MAX ? AGORA_GPTR_NULL : agora_gptr_make(rt->rank(), offset);
 }
 
 void *agora_gptr_to_local(agora_gptr_t g) {
   Runtime *rt = live("agora_gptr_to_local");
-  return rt ? rt->gptr_to_local(g) : nullptr;
+  return rt ? rt->global_pointers().to_local(g) : nullptr;
 }
 
 agora_gptr_t agora_gptr_from_local(const void *p) {
   Runtime *rt = live("agora_gptr_from_local");
-  return rt ? rt->gptr_from_local(p) : AGORA_GPTR_NULL;
+  return rt ? rt->global_pointers().from_local(p) : AGORA_GPTR_NULL;
 }
 
 int agora_gptr_read(agora_gptr_t src, void *value, size_t width) {
@@ -105,20 +105,21 @@ int agora_gptr_store(agora_gptr_t dst, const void *src, size_t bytes) {
   Runtime *rt = live("agora_gptr_store");
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
   if (!private_buffer(rt, "agora_gptr_store", src, bytes)) return AGORA_ERR_INVALID_ARGUMENT;
-  return rt->gptr_access("agora_gptr_store", gptr::OpKind::Store, dst, const_cast<void *>(src), bytes, false,
-                         rt->gptr_store_signal());
+  agora::GlobalPointers &gp = rt->global_pointers();
+  return gp.access("agora_gptr_store", gptr::OpKind::Store, dst, const_cast<void *>(src), bytes, false,
+                   gp.store_signal());
 }
 
 int agora_gptr_sync(void) {
   Runtime *rt = live("agora_gptr_sync");
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
-  return rt->gptr_signal_wait(rt->gptr_implicit_signal());
+  return rt->global_pointers().signal_wait(rt->global_pointers().implicit_signal());
 }
 
 int agora_gptr_store_sync(size_t bytes) {
   Runtime *rt = live("agora_gptr_store_sync");
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
-  return rt->gptr_store_sync(bytes);
+  return rt->global_pointers().store_sync(bytes);
 }
 
 int agora_signal_init(agora_signal_t *signal) {
@@ -137,18 +138,18 @@ int agora_signal_wait(agora_signal_t *signal) {
     agora::log_error("agora_signal_wait: null signal");
     return AGORA_ERR_INVALID_ARGUMENT;
   }
-  return rt->gptr_signal_wait(signal_of(signal));
+  return rt->global_pointers().signal_wait(signal_of(signal));
 }
 
 int64_t agora_signal_pending(agora_signal_t *signal) {
   Runtime *rt = live("agora_signal_pending");
   if (!rt || !signal) return AGORA_ERR_INVALID_ARGUMENT;
-  return rt->gptr_signal_pending(signal_of(signal));
+  return rt->global_pointers().signal_pending(signal_of(signal));
 }
 
 const char *agora_gptr_scheme(void) {
   Runtime *rt = live("agora_gptr_scheme");
-  return rt ? rt->gptr_scheme_name() : "";
+  return rt ? rt->global_pointers().scheme_name() : "";
 }
 
 int agora_gptr_stats(agora_gptr_stats_t *out) {
@@ -156,7 +157,7 @@ int agora_gptr_stats(agora_gptr_stats_t *out) {
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
   if (!out) return AGORA_ERR_INVALID_ARGUMENT;
   gptr::Counters c;
-  rt->gptr_counters(&c);
+  rt->global_pointers().counters(&c);
   static_assert(std::is_trivially_copyable_v<gptr::Counters>);
   std::memcpy(out, &c, sizeof c);
   return AGORA_OK;
@@ -165,7 +166,7 @@ int agora_gptr_stats(agora_gptr_stats_t *out) {
 int agora_gptr_stats_reset(void) {
   Runtime *rt = live("agora_gptr_stats_reset");
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
-  rt->gptr_reset_counters();
+  rt->global_pointers().reset_counters();
   return AGORA_OK;
 }
 

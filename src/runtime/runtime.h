@@ -42,13 +42,13 @@
 
 #include "common/config.h"
 #include "common/stats.h"
-#include "gptr/gptr_engine.h"
 #include "memory/address_space.h"
 #include "memory/arena_allocator.h"
 #include "platform/platform.h"
 #include "protocol/engine.h"
 #include "runtime/cache/copy_cache.h"
 #include "runtime/doorbells/doorbells.h"
+#include "runtime/global_pointers/global_pointers.h"
 #include "runtime/home_writes/home_writes.h"
 #include "runtime/one_sided/one_sided_reads.h"
 #include "sync/barrier_service.h"
@@ -163,30 +163,8 @@ class Runtime final : public EngineHost {
   int thread_reduce(uint64_t object, void *buf, size_t n, ReduceType type, ReduceOp op);
   int thread_reduction_destroy(uint64_t object);
 
-  // ---- global pointers (runtime_gptr.cpp, docs/gptr.md) ----
-  // Collective; the first call starts the scheme and maps the segment.
-  // Returns the offset of this call's part, or UINT64_MAX when full.
-  uint64_t gptr_alloc(uint64_t bytes);
-  // One access. `signal` null: blocking (returns once complete). Checks g
-  // (rank, extent; a scalar's width and alignment) and says what is wrong.
-  int gptr_access(const char *fn, gptr::OpKind kind, uint64_t g, void *local, uint64_t bytes, bool scalar,
-                  gptr::Signal *signal);
-  int gptr_signal_wait(gptr::Signal *signal);
-  // The calling thread's signal for split-phase operations given none (agora_gptr_sync).
-  gptr::Signal *gptr_implicit_signal();
-  // What stores are counted on (nobody waits on it; it lives as long as the rank).
-  gptr::Signal *gptr_store_signal() { return &gptr_stores_; }
-  int64_t gptr_signal_pending(gptr::Signal *signal);
-  int gptr_store_sync(uint64_t bytes);
-  void *gptr_to_local(uint64_t g);
-  uint64_t gptr_from_local(const void *p);
-  const char *gptr_scheme_name() const;
-  int gptr_counters(gptr::Counters *out);
-  void gptr_reset_counters();
-  // The release and acquire halves of barriers and locks (no-ops until the
-  // first agora_gptr_alloc).
-  void gptr_release();
-  void gptr_acquire();
+  // ---- global pointers (global_pointers/global_pointers.h, docs/gptr.md) ----
+  GlobalPointers &global_pointers() { return gptr_; }
 
   // ---- program mode (docs/programs.md) ----
   // The executable's globals are global memory (program_windows_setup.cpp)
@@ -380,17 +358,14 @@ class Runtime final : public EngineHost {
   std::optional<SemaphoreService> semaphores_;
   std::optional<ConditionService> conditions_;
   std::optional<MemoryService> memory_;  // remote frees, placed allocations
-  // Global pointers: the engine and its segment, guarded by gptr_mu_ (taken
-  // after lock_ when both are held; a cache hit takes gptr_mu_ alone, so it
-  // never waits for the service thread's polling).
-  class GptrHost;
-  std::mutex gptr_mu_;
-  std::unique_ptr<gptr::Host> gptr_host_;
-  std::unique_ptr<gptr::Engine> gptr_;
-  std::atomic<bool> gptr_on_{false};
-  std::byte *gptr_segment_ = nullptr;
-  std::atomic<uint64_t> gptr_extent_{0};  // bytes allocated, the same on every rank (grows only)
-  gptr::Signal gptr_stores_;  // under gptr_mu_
+  // Global pointers: the engine and its segment, under their own lock (taken
+  // after lock_ when both are held; a cache hit takes it alone, so it never
+  // waits for the service thread's polling). GlobalPointersSide:
+  // runtime_gptr.cpp.
+  class GlobalPointersSide;
+  static std::unique_ptr<GlobalPointersHost> make_gptr_host(Runtime &rt);
+  std::unique_ptr<GlobalPointersHost> gptr_host_ = make_gptr_host(*this);
+  GlobalPointers gptr_{*gptr_host_, config_};
   // Threads this rank created by the placement rule and has not joined: at
   // most thread_slots() at once.
   std::set<std::pair<Rank, uint64_t>> placed_live_;

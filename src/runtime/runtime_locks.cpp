@@ -70,7 +70,7 @@ int Runtime::lock(uint64_t id) {
   ObservedSpan observed(TraceKind::LockWait, id);
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w); });
-  if (status == AGORA_OK) gptr_acquire();
+  if (status == AGORA_OK) gptr_.acquire();
   if (status == AGORA_OK && store_trace_active()) store_trace_span_enter();
   if (status == AGORA_ERR_DEADLOCK)
     log_error("agora_lock: this thread already holds lock %llu (locks are not recursive; waiting "
@@ -83,7 +83,7 @@ int Runtime::trylock(uint64_t id) {
   ObservedSpan observed(TraceKind::LockWait, id);
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w, true); });
-  if (status == AGORA_OK) gptr_acquire();
+  if (status == AGORA_OK) gptr_.acquire();
   if (status == AGORA_OK && store_trace_active()) store_trace_span_enter();
   return status;
 }
@@ -94,7 +94,7 @@ int Runtime::unlock(uint64_t id) {
   // A program built with store tracing says exactly what the thread stored
   // in the span (regc sends those bytes; other protocols ignore them).
   // Global pointers: the next holder sees this thread's writes.
-  gptr_release();
+  gptr_.release();
   std::vector<StoreRange> stores;
   bool traced = false;
   if (store_trace_active()) {

@@ -61,9 +61,7 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
     case Channel::Condition: conditions_->on_message(m, p); break;
     case Channel::Server: on_server_message(m, p); break;
     case Channel::Gptr: {
-      std::lock_guard<std::mutex> g(gptr_mu_);
-      if (!gptr_) fatal("global-pointer message from rank %d before this rank's first agora_gptr_alloc", m.src);
-      gptr_->on_message(m, p);
+      gptr_.on_message(m, p);
       break;
     }
     default: fatal("message with unknown channel %u from rank %d", (unsigned)m.channel, m.src);

@@ -203,7 +203,7 @@ void Runtime::create_sync_services() {
 }
 
 int Runtime::stop() {
-  gptr_release();    // this rank's global-pointer writes reach their homes
+  gptr_.release();    // this rank's global-pointer writes reach their homes
   finish_threads();  // ends with a barrier
   fetch_program_windows();  // memory servers: rank 0's copies of the globals become final
   {
