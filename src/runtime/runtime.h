@@ -49,6 +49,7 @@
 #include "runtime/cache/copy_cache.h"
 #include "runtime/doorbells/doorbells.h"
 #include "runtime/global_pointers/global_pointers.h"
+#include "runtime/memory_servers/memory_servers.h"
 #include "runtime/home_writes/home_writes.h"
 #include "runtime/one_sided/one_sided_reads.h"
 #include "sync/barrier_service.h"
@@ -183,8 +184,8 @@ class Runtime final : public EngineHost {
   // ---- memory servers (runtime_server.cpp, docs/memory-servers.md) ----
   // The ranks the program sees (agora_nranks, placement, barriers, locks):
   // all but the memory servers, which are the last ranks.
-  Rank compute_nranks() const { return compute_nranks_; }
-  bool is_memory_server() const { return memory_server_; }
+  Rank compute_nranks() const { return servers_.compute_nranks(); }
+  bool is_memory_server() const { return servers_.is_server(); }
   // A memory server's life after init: serves until every compute rank has
   // finalized, then takes part in the finalize collectives and exits 0.
   [[noreturn]] void serve_as_memory_server();
@@ -213,14 +214,6 @@ class Runtime final : public EngineHost {
 
   // A flush ended; `idle`: it had nothing to wait for (runtime_flush.cpp).
   void after_flush(bool idle);
-  // ---- memory servers (runtime_server.cpp) ----
-  // init, after MPI: checks AGORA_MEMORY_SERVERS and AGORA_STRIPE against the
-  // job, and decides this rank's role.
-  bool decide_memory_servers(std::string *error);
-  // stop, on a compute rank: tells every server this rank is done.
-  void tell_servers_done();
-  // A message on Channel::Server (lock_ held).
-  void on_server_message(const MsgHeader &m, Payload p);
 
   // ---- waiting (runtime_wait.cpp) ----
   // Where a thread of this rank waits inside Agora, for the hang watch.
@@ -334,14 +327,10 @@ class Runtime final : public EngineHost {
 
   Config config_;
   MpiTransport transport_;
-  // Memory servers: the program's ranks are [0, compute_nranks_); this rank
-  // is a server if memory_server_. The sync services see only the compute
-  // ranks (compute_host_); the engine and the hang watch see every rank.
-  Rank compute_nranks_ = 0;
-  bool memory_server_ = false;
-  Rank computes_done_ = 0;  // on a server: compute ranks that have finalized
-  uint64_t server_wakeups_ = 0, server_idle_wakeups_ = 0, server_pending_polls_ = 0;  // a server's, for AGORA_DEBUG
-  std::unique_ptr<ComponentHost> compute_host_;
+  // Memory servers: the program's ranks and this rank's role. The sync
+  // services see only the compute ranks (servers_.compute_host()); the
+  // engine and the hang watch see every rank.
+  MemoryServers servers_{*this};
   platform::GlobalRange range_;
   std::optional<AddressSpace> space_;
   std::optional<ArenaAllocator> arena_;

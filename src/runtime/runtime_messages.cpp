@@ -15,12 +15,12 @@ void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
   // AGORA_WAIT=block: dst's waiting threads sleep rather than poll, so every
   // message, replies and messages to this rank included, wakes its service.
   // A memory server sleeps until rung: every message to one rings it.
-  if ((block_waits_ || dst >= compute_nranks_) && doorbells_.ringable(dst)) doorbells_.ring(dst);
+  if ((block_waits_ || servers_.is_server_rank(dst)) && doorbells_.ringable(dst)) doorbells_.ring(dst);
 }
 
 void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
   send(dst, header, payload);
-  if (block_waits_ || dst >= compute_nranks_) return;  // send() rang already
+  if (block_waits_ || servers_.is_server_rank(dst)) return;  // send() rang already
   doorbells_.ring_to_act(dst, config_.service);  // at most one ring per kRingInterval_s
 }
 
@@ -29,7 +29,7 @@ void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
   ObservedMessage observed(true, dst, header, payload);
   transport_.send(dst, header, payload);
   // A memory server sleeps until rung (the hang watch's probes too).
-  if (dst >= compute_nranks_ && doorbells_.ringable(dst)) doorbells_.ring(dst);
+  if (servers_.is_server_rank(dst) && doorbells_.ringable(dst)) doorbells_.ring(dst);
 }
 
 int Runtime::poll_locked(int budget) {
@@ -59,7 +59,7 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
     case Channel::ThreadReduce: thread_reductions_->on_message(m, p); break;
     case Channel::Semaphore: semaphores_->on_message(m, p); break;
     case Channel::Condition: conditions_->on_message(m, p); break;
-    case Channel::Server: on_server_message(m, p); break;
+    case Channel::Server: servers_.on_message(m, p); break;
     case Channel::Gptr: {
       gptr_.on_message(m, p);
       break;

@@ -61,7 +61,7 @@ void Runtime::replacing_frame(PageId page) { cache_.replacing_frame(page); }
 bool Runtime::page_allocated(PageId page) const {
   // A memory server hears of no allocation: the compute ranks ask only for
   // pages they allocated (docs/memory-servers.md).
-  if (memory_server_) return true;
+  if (servers_.is_server()) return true;
   if (space_->windows().contains_page(page)) return true;
   if (page < space_->collective_capacity_pages()) return page < space_->collective_pages_used();
   if (space_->in_placed_region(page)) {

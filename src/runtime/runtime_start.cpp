@@ -71,7 +71,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   log_set_rank(rank());
   g_abort_transport = &transport_;
   log_set_abort_hook(abort_job);
-  if (!decide_memory_servers(error)) return false;
+  if (!servers_.decide(&config_, platform::kPageSize, error)) return false;
   if (!stats_json_path_usable(config_.stats_json_path, rank(), transport_, error)) return false;
   if (rank() == 0)
     for (const std::string &message : config_unknown_variables()) log_error("%s", message.c_str());
@@ -94,7 +94,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   engine_options.flush = config_.flush;
   engine_ = protocol_create(config_.protocol, *this, engine_options);
   // The bounded cache of remote pages: AGORA_CACHE, or the kernel's mapping limit.
-  if (!cache_.open(config_, platform::vm_map_limit(), engine_->reclaims_home(), memory_server_, error))
+  if (!cache_.open(config_, platform::vm_map_limit(), engine_->reclaims_home(), servers_.is_server(), error))
     return false;
   // This rank's arena is homed here (unless memory servers home it): open in
   // the application view as far as the protocol allows its home pages.
@@ -122,7 +122,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   watch_.emplace(*this, watch_options, [this] { return hang_snapshot(); });
   platform::global_io_enable(kBase, kBase + bytes, io_range_usable);
   running_ = true;
-  if (memory_server_) {
+  if (servers_.is_server()) {
     // The server's own thread serves (runtime_server.cpp): it is the one rung.
     platform::doorbell_block();
     service_tid_.store(platform::thread_id());
@@ -164,34 +164,35 @@ bool Runtime::reserve_global_memory(uint64_t *bytes_out, std::string *error) {
   space_.emplace(kBase, bytes, page, compute_nranks());
   if (config_.memory_servers > 0)
     space_->set_memory_servers(compute_nranks(), (Rank)config_.memory_servers, config_.stripe_bytes / page,
-                               memory_server_);
+                               servers_.is_server());
   // A server allocates nothing (its arena, rank 0's range, stays unused).
-  Rank arena_rank = memory_server_ ? 0 : rank();
+  Rank arena_rank = servers_.is_server() ? 0 : rank();
   arena_.emplace(space_->arena_first_page(arena_rank) * page, space_->arena_pages() * page, page);
   *bytes_out = bytes;
   return true;
 }
 
 void Runtime::create_sync_services() {
-  // The services see the compute ranks only (compute_host_); the engine, every rank.
-  locks_.emplace(*compute_host_);
+  // The services see the compute ranks only (servers_.compute_host());
+  // the engine, every rank.
+  locks_.emplace(servers_.compute_host());
   locks_->attach(engine_.get());
   locks_->set_signatures([this](uint64_t id) { return lock_signature(id); });
-  barrier_.emplace(*compute_host_);
+  barrier_.emplace(servers_.compute_host());
   barrier_->attach(engine_.get());
   barrier_->attach(&ledger_);
-  reduce_.emplace(*compute_host_);
+  reduce_.emplace(servers_.compute_host());
   reduce_->attach(&ledger_);
-  threads_.emplace(*compute_host_, *engine_,
+  threads_.emplace(servers_.compute_host(), *engine_,
                    [this](uint64_t id, Payload fn, uint64_t arg) { return start_thread(id, fn, arg); });
   auto manager_of = [this](uint64_t key) { return manager_of_key(key); };
   locks_->set_managers(manager_of);
-  thread_barriers_.emplace(*compute_host_, manager_of);
+  thread_barriers_.emplace(servers_.compute_host(), manager_of);
   thread_barriers_->attach(engine_.get());
-  thread_reductions_.emplace(*compute_host_, manager_of);
-  semaphores_.emplace(*compute_host_, manager_of);
+  thread_reductions_.emplace(servers_.compute_host(), manager_of);
+  semaphores_.emplace(servers_.compute_host(), manager_of);
   semaphores_->attach(engine_.get());
-  conditions_.emplace(*compute_host_, manager_of);
+  conditions_.emplace(servers_.compute_host(), manager_of);
   MemoryService::Hooks memory_hooks;
   memory_hooks.free_local = [this](uint64_t offset) { return free_local(offset); };
   memory_hooks.placed_opened = [this](const CollectiveRun &run) { placed_opened(run); };
@@ -215,7 +216,7 @@ int Runtime::stop() {
   // Let every reply this rank still owes leave before the service stops.
   {
     std::lock_guard<std::mutex> g(lock_);
-    tell_servers_done();  // none without memory servers
+    servers_.tell_done();  // none without memory servers
     while (transport_.sends_pending()) poll_locked();
   }
   running_ = false;
