@@ -1,5 +1,5 @@
-// The C API of global pointers (include/agora/gptr.h) over Runtime's
-// gptr_* operations (src/runtime/runtime_gptr.cpp).
+// The C API of global pointers (include/agora/gptr.h) over the runtime's
+// GlobalPointers (src/runtime/global_pointers/global_pointers.h).
 #include <cstring>
 #include <new>
 #include <type_traits>

@@ -1,7 +1,25 @@
 // One rank's runtime: owns the global range, the transport, the protocol
-// engine and the sync services, and is their EngineHost. All component state
-// is guarded by one lock (`lock_`); the application's fast path (a load or
-// store to a page with enough access) never enters here.
+// engine and the sync services, and is their EngineHost. It is a core --
+// the lock (`lock_`), the transport, dispatch, waiting and the service --
+// plus subsystems that each own their state and reach the core only through
+// a narrow host interface, implemented by a small adapter class nested in
+// Runtime (docs/internals.md, "Subsystems and the lock"):
+//   cache_        CopyCache: the bounded cache of remote pages and its frame
+//                 pool (cache/, CacheHost; adapter runtime_cache.cpp)
+//   one_sided_    OneSidedReads: one-sided reads, their metadata and queue
+//                 (one_sided/, OneSidedHost; runtime_one_sided.cpp)
+//   doorbells_    Doorbells: ringing other ranks' service threads
+//                 (doorbells/, DoorbellsHost; runtime_doorbells.cpp)
+//   home_writes_  HomeWrites: the kernel's home write tracking
+//                 (home_writes/, HomeWritesHost; runtime_home_writes.cpp)
+//   gptr_         GlobalPointers: the global-pointer engine, its segment and
+//                 its own lock (global_pointers/, GlobalPointersHost; runtime_gptr.cpp)
+//   servers_      MemoryServers: compute ranks vs memory servers, this
+//                 rank's role (memory_servers/, ComponentHost)
+// All of their state but gptr_'s is guarded by `lock_` (every call into
+// them is made with it held, or during init and stop); gptr_ takes its own
+// lock after `lock_`. The application's fast path (a load or store to a
+// page with enough access) never enters here.
 //
 // Service: messages are handled by whichever thread holds the lock and polls:
 // a thread waiting inside the library (fault, lock, barrier) polls itself;
@@ -17,17 +35,16 @@
 // declarations below names its file:
 //   runtime_start.cpp      init and stop            runtime_wait.cpp     waiting, noted waits
 //   runtime_messages.cpp   sends, poll, dispatch    runtime_hang.cpp     the hang watch's view
-//   runtime_service.cpp    the service thread       runtime_doorbells.cpp  doorbells
-//   runtime_faults.cpp     the fault path, fork()   runtime_pages.cpp    EngineHost page hooks
-//   runtime_memory.cpp     alloc, malloc, free      placed_memory.cpp    placed allocations' waits
-//   runtime_locks.cpp      locks                    runtime_collectives.cpp  barrier, reduce
+//   runtime_service.cpp    the service thread       runtime_pages.cpp    EngineHost page hooks
+//   runtime_faults.cpp     the fault path, fork()   placed_memory.cpp    placed allocations' waits
+//   runtime_memory.cpp     alloc, malloc, free      runtime_collectives.cpp  barrier, reduce
+//   runtime_locks.cpp      locks                    runtime_stats.cpp    statistics at finalize
 //   runtime_threads.cpp    fork-join threads, finalize's wait for them
 //   runtime_thread_sync.cpp, runtime_thread_reduce.cpp  sync among threads
-//   runtime_stats.cpp      statistics at finalize   program_windows_setup.cpp, global_stacks.cpp
-//   runtime_home_writes.cpp  home write tracking    runtime_one_sided.cpp  one-sided reads
-//   runtime_gptr.cpp       global pointers (the gptr engine, its segment, its lock)
-//   runtime_server.cpp     memory servers: the last ranks home global memory and
-//                          serve it event-driven (docs/memory-servers.md)
+//   program_windows_setup.cpp, global_stacks.cpp   program mode
+//   runtime_server.cpp     a memory server's serving loop (docs/memory-servers.md)
+//   runtime_cache.cpp, runtime_one_sided.cpp, runtime_doorbells.cpp,
+//   runtime_home_writes.cpp, runtime_gptr.cpp      the subsystems' host adapters
 // Process-wide helpers they share (fault target, thread tokens): runtime_internal.h.
 // MPI is reached only through transport_ (src/transport/mpi).
 #pragma once
