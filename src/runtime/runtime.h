@@ -16,6 +16,7 @@
 //                 its own lock (global_pointers/, GlobalPointersHost; runtime_gptr.cpp)
 //   servers_      MemoryServers: compute ranks vs memory servers, this
 //                 rank's role (memory_servers/, ComponentHost)
+//   lock_ids_     LockIds: lock ids and creation signatures (locks/; needs no host)
 // All of their state but gptr_'s is guarded by `lock_` (every call into
 // them is made with it held, or during init and stop); gptr_ takes its own
 // lock after `lock_`. The application's fast path (a load or store to a
@@ -66,6 +67,7 @@
 #include "runtime/cache/copy_cache.h"
 #include "runtime/doorbells/doorbells.h"
 #include "runtime/global_pointers/global_pointers.h"
+#include "runtime/locks/lock_ids.h"
 #include "runtime/memory_servers/memory_servers.h"
 #include "runtime/home_writes/home_writes.h"
 #include "runtime/one_sided/one_sided_reads.h"
@@ -290,7 +292,6 @@ class Runtime final : public EngineHost {
   void placed_closed(PageId first, PageId count);
 
   // ---- locks (runtime_locks.cpp) ----
-  uint64_t lock_signature(uint64_t id) const;
   static uint64_t thread_token();  // names the calling thread within the rank (lock holders)
 
   // ---- fork-join threads (runtime_threads.cpp) ----
@@ -380,13 +381,9 @@ class Runtime final : public EngineHost {
   // joined (reaped at each start, all joined by finish_threads).
   std::vector<platform::ThreadHandle> os_threads_;
   Stats stats_;
-  uint64_t next_lock_id_ = 0;
-  // Collective lock creations of this rank, in id order: ids [first,
-  // first+count) and the signature of the creating call.
-  struct LockCreation {
-    uint64_t first, count, signature;
-  };
-  std::vector<LockCreation> lock_creations_;
+  // Lock ids handed out and the collective creations' signatures (under
+  // lock_); ids from kBase up are address-named locks.
+  LockIds lock_ids_{kBase};
   CollectiveLedger ledger_;
   std::optional<HangWatch> watch_;
   std::vector<WaitNote *> waits_;     // current waits of this rank's threads
@@ -394,7 +391,6 @@ class Runtime final : public EngineHost {
   double next_watch_tick_ = 0;        // service thread only
   std::vector<int> internal_threads_; // sorted kernel tids of MPI's threads and the service thread
   uint64_t messages_in_ = 0;  // watch messages excluded (sent: stats_.messages_sent)
-  uint64_t next_thread_lock_id_ = 0;  // locks created by agora threads (not collective)
 
   std::mutex lock_;
   std::thread service_;

@@ -177,7 +177,7 @@ void Runtime::create_sync_services() {
   // the engine, every rank.
   locks_.emplace(servers_.compute_host());
   locks_->attach(engine_.get());
-  locks_->set_signatures([this](uint64_t id) { return lock_signature(id); });
+  locks_->set_signatures([this](uint64_t id) { return lock_ids_.signature(id); });
   barrier_.emplace(servers_.compute_host());
   barrier_->attach(engine_.get());
   barrier_->attach(&ledger_);
