@@ -1,5 +1,5 @@
-// The C API of global pointers (include/agora/gptr.h) over Runtime's
-// gptr_* operations (src/runtime/runtime_gptr.cpp).
+// The C API of global pointers (include/agora/gptr.h) over the runtime's
+// GlobalPointers (src/runtime/global_pointers/global_pointers.h).
 #include <cstring>
 #include <new>
 #include <type_traits>
@@ -49,8 +49,8 @@ int access(const char *fn, gptr::OpKind kind, agora_gptr_t g, const void *local,
   Runtime *rt = live(fn);
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
   if (!private_buffer(rt, fn, local, bytes)) return AGORA_ERR_INVALID_ARGUMENT;
-  gptr::Signal *s = signal ? signal_of(signal) : implicit ? rt->gptr_implicit_signal() : nullptr;
-  return rt->gptr_access(fn, kind, g, const_cast<void *>(local), bytes, scalar, s);
+  gptr::Signal *s = signal ? signal_of(signal) : implicit ? rt->global_pointers().implicit_signal() : nullptr;
+  return rt->global_pointers().access(fn, kind, g, const_cast<void *>(local), bytes, scalar, s);
 }
 
 }  // namespace
@@ -65,7 +65,7 @@ agora_status_t agora_gptr_mem_alloc(size_t bytes_per_rank, agora_gptr_t *out) {
   *out = AGORA_GPTR_NULL;
   Runtime *rt = live("agora_gptr_mem_alloc");
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
-  uint64_t offset = rt->gptr_alloc(bytes_per_rank);
+  uint64_t offset = rt->global_pointers().alloc(bytes_per_rank);
   if (offset == UINT64_MAX) return AGORA_ERR_NO_MEMORY;  // the runtime said why
   *out = agora_gptr_make(rt->rank(), offset);
   return AGORA_OK;
@@ -79,12 +79,12 @@ agora_gptr_t agora_gptr_alloc(size_t bytes_per_rank) {
 
 void *agora_gptr_to_local(agora_gptr_t g) {
   Runtime *rt = live("agora_gptr_to_local");
-  return rt ? rt->gptr_to_local(g) : nullptr;
+  return rt ? rt->global_pointers().to_local(g) : nullptr;
 }
 
 agora_gptr_t agora_gptr_from_local(const void *p) {
   Runtime *rt = live("agora_gptr_from_local");
-  return rt ? rt->gptr_from_local(p) : AGORA_GPTR_NULL;
+  return rt ? rt->global_pointers().from_local(p) : AGORA_GPTR_NULL;
 }
 
 int agora_gptr_read(agora_gptr_t src, void *value, size_t width) {
@@ -118,20 +118,21 @@ int agora_gptr_store(agora_gptr_t dst, const void *src, size_t bytes) {
   Runtime *rt = live("agora_gptr_store");
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
   if (!private_buffer(rt, "agora_gptr_store", src, bytes)) return AGORA_ERR_INVALID_ARGUMENT;
-  return rt->gptr_access("agora_gptr_store", gptr::OpKind::Store, dst, const_cast<void *>(src), bytes, false,
-                         rt->gptr_store_signal());
+  agora::GlobalPointers &gp = rt->global_pointers();
+  return gp.access("agora_gptr_store", gptr::OpKind::Store, dst, const_cast<void *>(src), bytes, false,
+                   gp.store_signal());
 }
 
 int agora_gptr_sync(void) {
   Runtime *rt = live("agora_gptr_sync");
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
-  return rt->gptr_signal_wait(rt->gptr_implicit_signal());
+  return rt->global_pointers().signal_wait(rt->global_pointers().implicit_signal());
 }
 
 int agora_gptr_store_sync(size_t bytes) {
   Runtime *rt = live("agora_gptr_store_sync");
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
-  return rt->gptr_store_sync(bytes);
+  return rt->global_pointers().store_sync(bytes);
 }
 
 agora_status_t agora_gptr_signal_init(agora_gptr_signal_t *signal) {
@@ -150,7 +151,7 @@ agora_status_t agora_gptr_signal_wait(agora_gptr_signal_t *signal) {
     agora::log_error("agora_gptr_signal_wait: null signal");
     return AGORA_ERR_INVALID_ARGUMENT;
   }
-  return (agora_status_t)rt->gptr_signal_wait(signal_of(signal));
+  return (agora_status_t)rt->global_pointers().signal_wait(signal_of(signal));
 }
 
 agora_status_t agora_gptr_signal_pending(agora_gptr_signal_t *signal, int64_t *pending) {
@@ -160,7 +161,7 @@ agora_status_t agora_gptr_signal_pending(agora_gptr_signal_t *signal, int64_t *p
     agora::log_error("agora_gptr_signal_pending: %s is NULL", !signal ? "signal" : "pending");
     return AGORA_ERR_INVALID_ARGUMENT;
   }
-  *pending = rt->gptr_signal_pending(signal_of(signal));
+  *pending = rt->global_pointers().signal_pending(signal_of(signal));
   return AGORA_OK;
 }
 
@@ -172,7 +173,7 @@ agora_status_t agora_gptr_signal_destroy(agora_gptr_signal_t *signal) {
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   // A waiter means a wait is under way, which counts as pending too.
-  int64_t pending = rt->gptr_signal_pending(signal_of(signal));
+  int64_t pending = rt->global_pointers().signal_pending(signal_of(signal));
   if (pending != 0) {
     agora::log_error("agora_gptr_signal_destroy(%p): %lld operations counted on it have not completed "
                      "(agora_gptr_signal_wait first)",
@@ -193,7 +194,7 @@ int64_t agora_signal_pending(agora_gptr_signal_t *signal) {
 
 const char *agora_gptr_scheme(void) {
   Runtime *rt = live("agora_gptr_scheme");
-  return rt ? rt->gptr_scheme_name() : "";
+  return rt ? rt->global_pointers().scheme_name() : "";
 }
 
 int agora_gptr_stats(agora_gptr_stats_t *out) {
@@ -201,7 +202,7 @@ int agora_gptr_stats(agora_gptr_stats_t *out) {
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
   if (!out) return AGORA_ERR_INVALID_ARGUMENT;
   gptr::Counters c;
-  rt->gptr_counters(&c);
+  rt->global_pointers().counters(&c);
   static_assert(std::is_trivially_copyable_v<gptr::Counters>);
   std::memcpy(out, &c, sizeof c);
   return AGORA_OK;
@@ -210,7 +211,7 @@ int agora_gptr_stats(agora_gptr_stats_t *out) {
 int agora_gptr_stats_reset(void) {
   Runtime *rt = live("agora_gptr_stats_reset");
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
-  rt->gptr_reset_counters();
+  rt->global_pointers().reset_counters();
   return AGORA_OK;
 }
 

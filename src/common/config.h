@@ -35,7 +35,7 @@ enum class FetchMode { Auto, Messages, OneSided };
 // AGORA_CACHE_POLICY: which copy of a remote page the bounded cache gives up
 // first (src/memory/page_cache.h).
 enum class CachePolicy : uint8_t { Clock, Fifo };
-// AGORA_CACHE_FRAMES: where copies of remote pages live (runtime_frame_pool.cpp).
+// AGORA_CACHE_FRAMES: where copies of remote pages live (runtime/cache/copy_cache_frames.cpp).
 enum class CacheFrames : uint8_t { Pool, Discard };
 // How a home learns which of its pages it wrote: the kernel's write
 // tracking where available (Auto), or write-protect traps.

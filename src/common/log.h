@@ -2,6 +2,8 @@
 // stderr stays readable.
 #pragma once
 #include <cstdarg>
+#include <cstdint>
+#include <string>
 
 namespace agora {
 
@@ -23,6 +25,8 @@ void log_set_abort_hook(void (*hook)(int status));
 // strerror(err), but safe to call from concurrent threads whatever the C
 // library: the text stays valid until this thread's next call.
 const char *system_error_text(int err);
+// A size for messages: "16.0 TiB".
+std::string human_bytes(uint64_t bytes);
 
 }  // namespace agora
 

@@ -1,7 +1,7 @@
 // The bounded cache of remote pages (AGORA_CACHE, docs/cache.md): which
 // copies of pages homed elsewhere this rank holds, and which to give up
 // when there are too many. The policy only; the engines evict
-// (ProtocolEngine::evict) and the hosts (runtime_cache.cpp, the simulator)
+// (ProtocolEngine::evict) and the hosts (runtime/cache/copy_cache.cpp, the simulator)
 // connect the two.
 //
 // A copy is *resident* while its application view is open (read or write):

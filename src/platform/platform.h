@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "common/log.h"  // human_bytes
 #include "common/types.h"
 #include "platform/arch.h"  // cpu_relax, stack_pointer_exact, fault_is_write
 #include "platform/ipv4_route.h"  // Ipv4Interface
@@ -88,7 +89,7 @@ bool vm_room(uintptr_t base, VmRoom *out);
 // Why a range of `size` at `base` cannot be mapped, naming the limit and
 // what to do, or "" if it fits.
 std::string vm_room_shortfall(uintptr_t base, uint64_t size, const VmRoom &room);
-std::string human_bytes(uint64_t bytes);  // "16.0 TiB"
+using agora::human_bytes;  // "16.0 TiB" (common/log.h)
 // Sets the application-view protection of [addr, addr+len).
 bool vm_protect(void *addr, size_t len, Access access);
 // Zeroes [offset, offset+len) of the range in both views and gives its

@@ -80,7 +80,7 @@ void Runtime::placed_opened(const CollectiveRun &run) {
           "or overlapping a live one)",
           (unsigned long long)run.first, (unsigned long long)run.count);
   open_home_pages(run, "agora_malloc_placed", run.count * page_size());
-  one_sided_placed_opened(run);
+  one_sided_.placed_opened(run);
 }
 
 void Runtime::placed_closed(PageId first, PageId count) {
@@ -88,9 +88,9 @@ void Runtime::placed_closed(PageId first, PageId count) {
   if (!space_->placed_remove(first, &removed))
     fatal("agora_free: cannot drop the record of pages %llu..+%llu (out of memory?)",
           (unsigned long long)first, (unsigned long long)count);
-  untrack_home_writes(first, count);
-  one_sided_placed_closed(first, count);
-  cache_forget(first, count);  // no copies of freed pages
+  home_writes_.untrack(first, count);
+  one_sided_.placed_closed(first, count);
+  cache_.forget(first, count);  // no copies of freed pages
   void *addr = (void *)space_->addr_of(first);
   if (!platform::vm_protect(addr, count * page_size(), Access::None) ||
       !platform::vm_discard(range_, first * page_size(), count * page_size()))

@@ -1,7 +1,26 @@
 // One rank's runtime: owns the global range, the transport, the protocol
-// engine and the sync services, and is their EngineHost. All component state
-// is guarded by one lock (`lock_`); the application's fast path (a load or
-// store to a page with enough access) never enters here.
+// engine and the sync services, and is their EngineHost. It is a core --
+// the lock (`lock_`), the transport, dispatch, waiting and the service --
+// plus subsystems that each own their state and reach the core only through
+// a narrow host interface, implemented by a small adapter class nested in
+// Runtime (docs/internals.md, "Subsystems and the lock"):
+//   cache_        CopyCache: the bounded cache of remote pages and its frame
+//                 pool (cache/, CacheHost; adapter runtime_cache.cpp)
+//   one_sided_    OneSidedReads: one-sided reads, their metadata and queue
+//                 (one_sided/, OneSidedHost; runtime_one_sided.cpp)
+//   doorbells_    Doorbells: ringing other ranks' service threads
+//                 (doorbells/, DoorbellsHost; runtime_doorbells.cpp)
+//   home_writes_  HomeWrites: the kernel's home write tracking
+//                 (home_writes/, HomeWritesHost; runtime_home_writes.cpp)
+//   gptr_         GlobalPointers: the global-pointer engine, its segment and
+//                 its own lock (global_pointers/, GlobalPointersHost; runtime_gptr.cpp)
+//   servers_      MemoryServers: compute ranks vs memory servers, this
+//                 rank's role (memory_servers/, ComponentHost)
+//   lock_ids_     LockIds: lock ids and creation signatures (locks/; needs no host)
+// All of their state but gptr_'s is guarded by `lock_` (every call into
+// them is made with it held, or during init and stop); gptr_ takes its own
+// lock after `lock_`. The application's fast path (a load or store to a
+// page with enough access) never enters here.
 //
 // Service: messages are handled by whichever thread holds the lock and polls:
 // a thread waiting inside the library (fault, lock, barrier) polls itself;
@@ -17,17 +36,16 @@
 // declarations below names its file:
 //   runtime_start.cpp      init and stop            runtime_wait.cpp     waiting, noted waits
 //   runtime_messages.cpp   sends, poll, dispatch    runtime_hang.cpp     the hang watch's view
-//   runtime_service.cpp    the service thread       runtime_doorbells.cpp  doorbells
-//   runtime_faults.cpp     the fault path, fork()   runtime_pages.cpp    EngineHost page hooks
-//   runtime_memory.cpp     alloc, malloc, free      placed_memory.cpp    placed allocations' waits
-//   runtime_locks.cpp      locks                    runtime_collectives.cpp  barrier, reduce
+//   runtime_service.cpp    the service thread       runtime_pages.cpp    EngineHost page hooks
+//   runtime_faults.cpp     the fault path, fork()   placed_memory.cpp    placed allocations' waits
+//   runtime_memory.cpp     alloc, malloc, free      runtime_collectives.cpp  barrier, reduce
+//   runtime_locks.cpp      locks                    runtime_stats.cpp    statistics at finalize
 //   runtime_threads.cpp    fork-join threads, finalize's wait for them
 //   runtime_thread_sync.cpp, runtime_thread_reduce.cpp  sync among threads
-//   runtime_stats.cpp      statistics at finalize   program_windows_setup.cpp, global_stacks.cpp
-//   runtime_home_writes.cpp  home write tracking    runtime_one_sided.cpp  one-sided reads
-//   runtime_gptr.cpp       global pointers (the gptr engine, its segment, its lock)
-//   runtime_server.cpp     memory servers: the last ranks home global memory and
-//                          serve it event-driven (docs/memory-servers.md)
+//   program_windows_setup.cpp, global_stacks.cpp   program mode
+//   runtime_server.cpp     a memory server's serving loop (docs/memory-servers.md)
+//   runtime_cache.cpp, runtime_one_sided.cpp, runtime_doorbells.cpp,
+//   runtime_home_writes.cpp, runtime_gptr.cpp      the subsystems' host adapters
 // Process-wide helpers they share (fault target, thread tokens): runtime_internal.h.
 // MPI is reached only through transport_ (src/transport/mpi).
 #pragma once
@@ -42,14 +60,17 @@
 
 #include "common/config.h"
 #include "common/stats.h"
-#include "gptr/gptr_engine.h"
 #include "memory/address_space.h"
 #include "memory/arena_allocator.h"
-#include "memory/frame_slots.h"
-#include "memory/page_cache.h"
 #include "platform/platform.h"
-#include "platform/write_tracker_linux.h"
 #include "protocol/engine.h"
+#include "runtime/cache/copy_cache.h"
+#include "runtime/doorbells/doorbells.h"
+#include "runtime/global_pointers/global_pointers.h"
+#include "runtime/locks/lock_ids.h"
+#include "runtime/memory_servers/memory_servers.h"
+#include "runtime/home_writes/home_writes.h"
+#include "runtime/one_sided/one_sided_reads.h"
 #include "sync/barrier_service.h"
 #include "sync/collective_ledger.h"
 #include "sync/condition_service.h"
@@ -61,7 +82,6 @@
 #include "sync/thread_barrier_service.h"
 #include "sync/thread_reduce_service.h"
 #include "sync/thread_service.h"
-#include "transport/mpi/mpi_one_sided.h"
 #include "transport/mpi/mpi_transport.h"
 
 namespace agora {
@@ -105,9 +125,9 @@ class Runtime final : public EngineHost {
   bool sole_application_thread() const override {
     return threads_->running() + (main_finalizing_ ? 0 : 1) <= 1;
   }
-  // Home write tracking (runtime_home_writes.cpp): the kernel's, when
-  // AGORA_HOME_WRITES=auto and this kernel can.
-  bool tracks_home_writes() const override { return write_tracker_.available(); }
+  // Home write tracking (home_writes_; runtime_home_writes.cpp): the
+  // kernel's, when AGORA_HOME_WRITES=auto and this kernel can.
+  bool tracks_home_writes() const override { return home_writes_.available(); }
   void track_home_writes(PageId first, PageId count) override;
   void collect_home_writes(std::vector<PageId> *written) override;
   // One-sided reads (runtime_one_sided.cpp), AGORA_FETCH=auto.
@@ -164,30 +184,8 @@ class Runtime final : public EngineHost {
   int thread_reduce(uint64_t object, void *buf, size_t n, ReduceType type, ReduceOp op);
   int thread_reduction_destroy(uint64_t object);
 
-  // ---- global pointers (runtime_gptr.cpp, docs/gptr.md) ----
-  // Collective; the first call starts the scheme and maps the segment.
-  // Returns the offset of this call's part, or UINT64_MAX when full.
-  uint64_t gptr_alloc(uint64_t bytes);
-  // One access. `signal` null: blocking (returns once complete). Checks g
-  // (rank, extent; a scalar's width and alignment) and says what is wrong.
-  int gptr_access(const char *fn, gptr::OpKind kind, uint64_t g, void *local, uint64_t bytes, bool scalar,
-                  gptr::Signal *signal);
-  int gptr_signal_wait(gptr::Signal *signal);
-  // The calling thread's signal for split-phase operations given none (agora_gptr_sync).
-  gptr::Signal *gptr_implicit_signal();
-  // What stores are counted on (nobody waits on it; it lives as long as the rank).
-  gptr::Signal *gptr_store_signal() { return &gptr_stores_; }
-  int64_t gptr_signal_pending(gptr::Signal *signal);
-  int gptr_store_sync(uint64_t bytes);
-  void *gptr_to_local(uint64_t g);
-  uint64_t gptr_from_local(const void *p);
-  const char *gptr_scheme_name() const;
-  int gptr_counters(gptr::Counters *out);
-  void gptr_reset_counters();
-  // The release and acquire halves of barriers and locks (no-ops until the
-  // first agora_gptr_alloc).
-  void gptr_release();
-  void gptr_acquire();
+  // ---- global pointers (global_pointers/global_pointers.h, docs/gptr.md) ----
+  GlobalPointers &global_pointers() { return gptr_; }
 
   // ---- program mode (docs/programs.md) ----
   // The executable's globals are global memory (program_windows_setup.cpp)
@@ -206,8 +204,8 @@ class Runtime final : public EngineHost {
   // ---- memory servers (runtime_server.cpp, docs/memory-servers.md) ----
   // The ranks the program sees (agora_nranks, placement, barriers, locks):
   // all but the memory servers, which are the last ranks.
-  Rank compute_nranks() const { return compute_nranks_; }
-  bool is_memory_server() const { return memory_server_; }
+  Rank compute_nranks() const { return servers_.compute_nranks(); }
+  bool is_memory_server() const { return servers_.is_server(); }
   // A memory server's life after init: serves until every compute rank has
   // finalized, then takes part in the finalize collectives and exits 0.
   [[noreturn]] void serve_as_memory_server();
@@ -236,14 +234,6 @@ class Runtime final : public EngineHost {
 
   // A flush ended; `idle`: it had nothing to wait for (runtime_flush.cpp).
   void after_flush(bool idle);
-  // ---- memory servers (runtime_server.cpp) ----
-  // init, after MPI: checks AGORA_MEMORY_SERVERS and AGORA_STRIPE against the
-  // job, and decides this rank's role.
-  bool decide_memory_servers(std::string *error);
-  // stop, on a compute rank: tells every server this rank is done.
-  void tell_servers_done();
-  // A message on Channel::Server (lock_ held).
-  void on_server_message(const MsgHeader &m, Payload p);
 
   // ---- waiting (runtime_wait.cpp) ----
   // Where a thread of this rank waits inside Agora, for the hang watch.
@@ -303,7 +293,6 @@ class Runtime final : public EngineHost {
   void placed_closed(PageId first, PageId count);
 
   // ---- locks (runtime_locks.cpp) ----
-  uint64_t lock_signature(uint64_t id) const;
   static uint64_t thread_token();  // names the calling thread within the rank (lock holders)
 
   // ---- fork-join threads (runtime_threads.cpp) ----
@@ -315,75 +304,34 @@ class Runtime final : public EngineHost {
   // ---- statistics (runtime_stats.cpp) ----
   void report_stats();
 
-  // ---- home write tracking (runtime_home_writes.cpp) ----
-  // init, before the engine: AGORA_HOME_WRITES=auto opens the kernel's tracker.
-  void open_write_tracker();
-  // Freed pages are no longer tracked (lock_ held).
-  void untrack_home_writes(PageId first, PageId count);
+  // ---- home write tracking: home_writes_ (HomeWrites, home_writes/home_writes.h),
+  // reaching the rank through a HomeWritesSide (runtime_home_writes.cpp) ----
+  class HomeWritesSide;
+  static std::unique_ptr<HomeWritesHost> make_home_writes_host(Runtime &rt);
   // For an mprotect refused at the kernel's mapping limit: the mappings in
   // use, vm.max_map_count, and what to do about it.
   std::string map_limit_advice() const;
-  // The application-view address runs of pages [first, first+count).
-  void for_each_view_run(PageId first, PageId count, const std::function<void(std::byte *, size_t)> &fn) const;
 
-  // ---- the bounded cache of remote pages (runtime_cache.cpp) ----
-  // init, after the engine: the bound (AGORA_CACHE, or the kernel's mapping
-  // limit); false with *error if AGORA_CACHE is too small.
-  bool open_cache(std::string *error);
-  // lock_ held: a protection change of pages [first, first+count).
-  void cache_note(PageId first, PageId count, Access access);
-  // lock_ held, between engine calls: evict until within the bound.
-  void cache_trim();
-  // Sorts `pages` and changes their protection, one call per run.
-  void protect_in_runs(std::vector<PageId> *pages, Access access);
-  // lock_ held: pages [first, first+count) were freed: no copies, no home pages apart.
-  void cache_forget(PageId first, PageId count);
+  // ---- the bounded cache of remote pages and its frame pool: cache_ (CopyCache,
+  // cache/copy_cache.h), reaching the rank through a CacheSide (runtime_cache.cpp) ----
+  class CacheSide;
+  static std::unique_ptr<CacheHost> make_cache_host(Runtime &rt);
   // The protection change itself (runtime_pages.cpp), one mprotect per
-  // stretch of consecutive addresses.
+  // stretch of consecutive addresses; pooled copies are mapped in by the cache.
   void protect_run(PageId first, PageId count, Access access);
   // mprotect of `pages` pages of the view at `start`; at the mapping limit
   // the job ends saying so.
   void protect_view(void *start, PageId pages, Access access);
 
-  // ---- the cache's frame pool (runtime_frame_pool.cpp) ----
-  void open_frame_pool(uint64_t cache_pages);  // init, by open_cache
-  void close_frame_pool();
-  bool pool_frames_held() const;
-  // protect_run for a stretch of consecutive addresses while slots are held.
-  void protect_pooled(PageId first, PageId count, Access access);
-  // lock_ held, between engine calls: the slots of `pages` (sorted) go back;
-  // the pages that held none are appended to *unpooled.
-  void release_frames(const std::vector<PageId> &pages, std::vector<PageId> *unpooled);
-  void release_unused_frames();
-  void reserve_for_run(PageId first, PageId count);  // filling_frames with the pool
-  void forget_frames(PageId first, PageId count);  // freed pages
+  // ---- one-sided reads: one_sided_ (OneSidedReads, one_sided/one_sided_reads.h),
+  // reaching the rank through a OneSidedSide (runtime_one_sided.cpp) ----
+  class OneSidedSide;
+  static std::unique_ptr<OneSidedHost> make_one_sided_host(Runtime &rt);
 
-  // ---- one-sided reads (runtime_one_sided.cpp) ----
-  // init: the metadata (before the engine, which may ask for home_meta), then
-  // the windows (collective; after program mode has grown the service view).
-  void alloc_one_sided_meta();
-  void open_one_sided();
-  void close_one_sided();  // stop: collective, before MPI_Finalize
-  // Can this rank tell, without asking `home`, that every page of [first,
-  // first+count) is allocated and homed there?
-  bool known_allocated_at(Rank home, PageId first, PageId count) const;
-  // lock_ held: hands up to `budget` completed reads to the engine.
-  int deliver_remote_reads(int budget);
-  // A placed run opened or closed (placed_memory.cpp's hooks): the flags
-  // scanned for newly shared pages.
-  void one_sided_placed_opened(const CollectiveRun &run);
-  void one_sided_placed_closed(PageId first, PageId count);
-
-  // ---- doorbells (runtime_doorbells.cpp); Doorbell is declared with doorbells_ below ----
-  struct Doorbell;
-  void exchange_doorbells();
-  int open_remote_doorbell(uint16_t *port, std::vector<platform::Ipv4Interface> *interfaces, std::string *why);
-  void close_remote_doorbell();  // after the service thread has stopped
-  void report_doorbells();
-  void ring(Doorbell &d);
-  // Rings dst's service thread to act on what was just sent to it (at most
-  // one ring per kRingInterval_s), as send_request does.
-  void ring_to_act(Rank dst);  // by signal if d.pid, else by datagram
+  // ---- doorbells: doorbells_ (Doorbells, doorbells/doorbells.h), reaching the
+  // rank through a DoorbellsSide (runtime_doorbells.cpp) ----
+  class DoorbellsSide;
+  static std::unique_ptr<DoorbellsHost> make_doorbells_host(Runtime &rt);
 
   // ---- program mode (program_windows_setup.cpp, global_stacks.cpp) ----
   bool setup_program_windows(std::string *error);
@@ -398,32 +346,17 @@ class Runtime final : public EngineHost {
 
   Config config_;
   MpiTransport transport_;
-  // Memory servers: the program's ranks are [0, compute_nranks_); this rank
-  // is a server if memory_server_. The sync services see only the compute
-  // ranks (compute_host_); the engine and the hang watch see every rank.
-  Rank compute_nranks_ = 0;
-  bool memory_server_ = false;
-  Rank computes_done_ = 0;  // on a server: compute ranks that have finalized
-  uint64_t server_wakeups_ = 0, server_idle_wakeups_ = 0, server_pending_polls_ = 0;  // a server's, for AGORA_DEBUG
-  std::unique_ptr<ComponentHost> compute_host_;
+  // Memory servers: the program's ranks and this rank's role. The sync
+  // services see only the compute ranks (servers_.compute_host()); the
+  // engine and the hang watch see every rank.
+  MemoryServers servers_{*this};
   platform::GlobalRange range_;
   std::optional<AddressSpace> space_;
   std::optional<ArenaAllocator> arena_;
   std::unique_ptr<ProtocolEngine> engine_;
-  std::optional<PageCache> cache_;  // copies of remote pages held (runtime_cache.cpp)
-  // Home pages protected apart from home_access() (sc: shared or owned
-  // elsewhere), and those of them being reclaimed (runtime_cache.cpp).
-  std::optional<PageCache> home_apart_;
-  std::set<PageId> reclaiming_;
-  // While cache_trim evicts a clean copy: its protection change to none
-  // waits in deferred_none_ and is applied with its neighbours', in runs.
-  bool defer_clean_eviction_ = false;
-  std::vector<PageId> deferred_none_;
-  // The frame pool: its memory, which page holds which slot, and the pooled
-  // copies closed since the last trim (runtime_frame_pool.cpp).
-  platform::FramePool frame_pool_;
-  std::optional<FrameSlots> frame_slots_;
-  std::vector<PageId> closed_copies_;
+  // The bounded cache of remote pages and its frame pool, under lock_.
+  std::unique_ptr<CacheHost> cache_host_ = make_cache_host(*this);
+  CopyCache cache_{*cache_host_};
   std::optional<LockService> locks_;
   std::optional<BarrierService> barrier_;
   std::optional<ReduceService> reduce_;
@@ -433,17 +366,14 @@ class Runtime final : public EngineHost {
   std::optional<SemaphoreService> semaphores_;
   std::optional<ConditionService> conditions_;
   std::optional<MemoryService> memory_;  // remote frees, placed allocations
-  // Global pointers: the engine and its segment, guarded by gptr_mu_ (taken
-  // after lock_ when both are held; a cache hit takes gptr_mu_ alone, so it
-  // never waits for the service thread's polling).
-  class GptrHost;
-  std::mutex gptr_mu_;
-  std::unique_ptr<gptr::Host> gptr_host_;
-  std::unique_ptr<gptr::Engine> gptr_;
-  std::atomic<bool> gptr_on_{false};
-  std::byte *gptr_segment_ = nullptr;
-  std::atomic<uint64_t> gptr_extent_{0};  // bytes allocated, the same on every rank (grows only)
-  gptr::Signal gptr_stores_;  // under gptr_mu_
+  // Global pointers: the engine and its segment, under their own lock (taken
+  // after lock_ when both are held; a cache hit takes it alone, so it never
+  // waits for the service thread's polling). GlobalPointersSide:
+  // runtime_gptr.cpp.
+  class GlobalPointersSide;
+  static std::unique_ptr<GlobalPointersHost> make_gptr_host(Runtime &rt);
+  std::unique_ptr<GlobalPointersHost> gptr_host_ = make_gptr_host(*this);
+  GlobalPointers gptr_{*gptr_host_, config_};
   // Threads this rank created by the placement rule and has not joined: at
   // most thread_slots() at once.
   std::set<std::pair<Rank, uint64_t>> placed_live_;
@@ -452,13 +382,9 @@ class Runtime final : public EngineHost {
   // joined (reaped at each start, all joined by finish_threads).
   std::vector<platform::ThreadHandle> os_threads_;
   Stats stats_;
-  uint64_t next_lock_id_ = 0;
-  // Collective lock creations of this rank, in id order: ids [first,
-  // first+count) and the signature of the creating call.
-  struct LockCreation {
-    uint64_t first, count, signature;
-  };
-  std::vector<LockCreation> lock_creations_;
+  // Lock ids handed out and the collective creations' signatures (under
+  // lock_); ids from kBase up are address-named locks.
+  LockIds lock_ids_{kBase};
   CollectiveLedger ledger_;
   std::optional<HangWatch> watch_;
   std::vector<WaitNote *> waits_;     // current waits of this rank's threads
@@ -466,7 +392,6 @@ class Runtime final : public EngineHost {
   double next_watch_tick_ = 0;        // service thread only
   std::vector<int> internal_threads_; // sorted kernel tids of MPI's threads and the service thread
   uint64_t messages_in_ = 0;  // watch messages excluded (sent: stats_.messages_sent)
-  uint64_t next_thread_lock_id_ = 0;  // locks created by agora threads (not collective)
 
   std::mutex lock_;
   std::thread service_;
@@ -476,64 +401,19 @@ class Runtime final : public EngineHost {
   // service thread serves, and every message rings its destination.
   bool block_waits_ = false;
   std::atomic<bool> every_rank_rung_{false};  // block_waits_, and no rank on another host
-  // Service threads of other ranks, to ring when asking them to act: by
-  // signal on this node and in this PID namespace (pid), else by datagram to
-  // their remote doorbell (udp_port; 0: none, where only the nap bounds the
-  // delay).
-  struct Doorbell {
-    int pid = 0, tid = 0, signo = 0;
-    uint32_t udp_address = 0;  // host byte order
-    uint16_t udp_port = 0;
-    double last_ring = 0;      // one ring wakes it for a burst: its naps restart short
-    uint64_t rings = 0;        // by signal; reported with AGORA_DEBUG
-    uint64_t remote_rings = 0; // by datagram; likewise
-    bool ringable() const { return pid != 0 || udp_port != 0; }
-  };
-  std::vector<Doorbell> doorbells_;
+  // Service threads of other ranks, to ring when asking them to act, and
+  // this rank's remote doorbell socket.
+  std::unique_ptr<DoorbellsHost> doorbells_host_ = make_doorbells_host(*this);
+  Doorbells doorbells_{*doorbells_host_};
   std::atomic<int> service_tid_{0};
 
-  // Home write tracking: the tracker (open only with AGORA_HOME_WRITES=auto
-  // where the kernel can), and the runs tracked, first page -> count,
-  // coalesced (under lock_).
-  platform::WriteTracker write_tracker_;
-  std::map<PageId, PageId> tracked_runs_;
-  // One-sided reads: the windows; this rank's metadata (kHomeMetaBytes, then
-  // a flag byte per page of the range: 1 marked by a reader, 2 reported);
-  // pages [0, windowed_pages_) are in the windows.
-  MpiOneSided one_sided_;
-  std::byte *meta_ = nullptr;
-  size_t meta_bytes_ = 0;
-  PageId windowed_pages_ = 0;
-  bool one_sided_decided_ = false;  // the windows opened, or could not
-  PageId placed_flags_end_ = 0;  // flags of the placed region are scanned up to here
-  struct RemoteRead {
-    Rank home;
-    PageId first;
-    uint32_t count;
-    std::vector<std::byte> meta, pages;
-    uint32_t landing = FrameSlots::kNone;  // or: the first of `count` reserved pool slots holding the pages
-  };
-  // Consecutive pool slots reserved for a run of copies being installed
-  // (a one-sided read landed there, or a reply's run is about to be): the
-  // copies adopt them (replacing_frame), so that a run's copies take
-  // consecutive slots and map in one call (runtime_frame_pool.cpp).
-  struct Landing {
-    PageId first = 0;
-    uint32_t count = 0;
-    uint32_t slot = FrameSlots::kNone;
-  };
-  Landing landing_;
-  void land(PageId first, uint32_t count, uint32_t slot);  // ends the previous landing first
-  void end_landing();  // the slots no copy adopted go back
-  std::vector<RemoteRead> remote_reads_;  // completed, for the engine (under lock_)
-  // Page buffers of delivered reads, kept for the next ones: a fresh 256 KiB
-  // buffer was zeroed and faulted in page by page at every read (nbody
-  // under hlrc: ~150 us per 64-page refresh).
-  std::vector<std::vector<std::byte>> spare_read_buffers_;
-  bool remote_read_failed_ = false;       // an MPI error was reported once
-  // This rank's remote doorbell socket while some rank cannot ring it by
-  // signal (the service thread also waits on it), else -1.
-  std::atomic<int> remote_doorbell_fd_{-1};
+  // Home write tracking: the kernel's tracker and the runs tracked (under lock_).
+  std::unique_ptr<HomeWritesHost> home_writes_host_ = make_home_writes_host(*this);
+  HomeWrites home_writes_{*home_writes_host_};
+  // One-sided reads: the windows (in its host), the metadata, the reads
+  // completed for the engine (under lock_).
+  std::unique_ptr<OneSidedHost> one_sided_host_ = make_one_sided_host(*this);
+  OneSidedReads one_sided_{*one_sided_host_};
 };
 
 }  // namespace agora

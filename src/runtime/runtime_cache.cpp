@@ -1,183 +1,65 @@
-// The runtime's side of the bounded cache of remote pages (docs/cache.md):
-// what bounds it, how it learns which copies this rank holds (every
-// protection change of a page homed elsewhere passes through
-// set_access_run), and when it evicts (between engine calls: after each
-// protocol message and each completed one-sided read, the only events that
-// install copies). An evicted copy's frame goes back to the frame pool
-// (runtime_frame_pool.cpp) or, outside it, is discarded: the memory goes
-// back to the system. Either way the view's mappings merge again.
-#include <algorithm>
-#include <cstdlib>
+// The runtime's side of the bounded cache of remote pages and its frame
+// pool (CopyCache, cache/copy_cache.h): the CacheHost it reaches the rank
+// through. The engine's eviction hooks are the engine's; protection goes
+// through protect_run and protect_view (runtime_pages.cpp); the pool's
+// memory and the range's frames are the platform's.
+#include <cerrno>
 #include <cstring>
 
 #include "common/log.h"
-#include "common/page_runs.h"
 #include "runtime/runtime.h"
 
 namespace agora {
 
-namespace {
-// Mappings left for everything else a rank maps (libraries, stacks, home
-// pages protected apart) when the kernel's limit bounds the cache.
-constexpr uint64_t kMapsReserved = 8192;
-// Most copies one trim evicts below the bound (a sixteenth of the cache at most).
-constexpr size_t kTrimBatch = 64;
-}  // namespace
+class Runtime::CacheSide final : public CacheHost {
+ public:
+  explicit CacheSide(Runtime &rt) : rt_(rt) {}
+  Rank rank() const override { return rt_.rank(); }
+  size_t page_size() const override { return rt_.page_size(); }
+  Rank home_of(PageId page) const override { return rt_.home_of(page); }
+  uintptr_t view_addr(PageId page) const override { return rt_.space_->addr_of(page); }
+  Stats &stats() override { return rt_.stats_; }
 
-bool Runtime::open_cache(std::string *error) {
-  const uint64_t page = page_size();
-  // Each copy whose protection differs from both neighbours' splits a
-  // mapping in three: at most two more mappings per copy.
-  const uint64_t limit = platform::vm_map_limit();
-  uint64_t by_maps = limit > 2 * kMapsReserved ? (limit - kMapsReserved) / 2 : limit / 4;
-  const uint64_t least = std::max<uint64_t>(kCacheMinPages, 16ull * config_.threads_per_rank);
-  // Half the mappings for copies of remote pages, half for home pages
-  // protected apart (sc: shared or owned elsewhere), which the engine can
-  // take back (reclaim_home).
-  const uint64_t for_homes = engine_->reclaims_home() ? by_maps / 2 : 0;
-  if (for_homes) home_apart_.emplace(for_homes, CachePolicy::Fifo, 16);
-  by_maps -= for_homes;
-  uint64_t pages = config_.cache_bytes / page;
-  if (config_.cache_bytes) {
-    if (pages < least) {
-      const char *text = std::getenv("AGORA_CACHE");
-      *error = "AGORA_CACHE=" + std::string(text ? text : std::to_string(config_.cache_bytes)) + " holds " +
-               std::to_string(pages) + " pages of " + std::to_string(page) + " bytes; the cache needs at least " +
-               std::to_string(least) + " (" + platform::human_bytes(least * page) +
-               ": 64 pages, and 16 per thread a rank runs, AGORA_THREADS_PER_RANK=" +
-               std::to_string(config_.threads_per_rank) + ") so that every thread can hold what one access touches";
-      return false;
-    }
-    if (by_maps && pages > by_maps) {
-      if (rank() == 0)
-        log_error("AGORA_CACHE: %llu pages is more than vm.max_map_count=%llu allows separately protected; "
-                  "the cache holds %llu pages (raise vm.max_map_count for more)",
-                  (unsigned long long)pages, (unsigned long long)limit, (unsigned long long)by_maps);
-      pages = by_maps;
-    }
-  } else {
-    pages = by_maps;  // unset: unbounded but for the kernel (0 if it does not say)
-  }
-  if (pages == 0) return true;
-  cache_.emplace(pages, config_.cache_policy, std::max<size_t>(16, pages / 4));
-  open_frame_pool(pages);
-  log_debug("cache of remote pages: %llu pages (%s), policy %s", (unsigned long long)pages,
-            config_.cache_bytes ? "AGORA_CACHE" : "vm.max_map_count",
-            config_.cache_policy == CachePolicy::Clock ? "clock" : "fifo");
-  return true;
-}
+  Access home_access() const override { return rt_.engine_->home_access(); }
+  Access local_access(PageId page) const override { return rt_.engine_->local_access(page); }
+  bool reclaim_home(PageId page) override { return rt_.engine_->reclaim_home(page); }
+  ProtocolEngine::Eviction evict(PageId page) override { return rt_.engine_->evict(page); }
+  void end_evictions() override { rt_.engine_->end_evictions(); }
+  bool frame_in_use(PageId page) const override { return rt_.engine_->frame_in_use(page); }
 
-void Runtime::cache_note(PageId first, PageId count, Access access) {
-  if (!cache_ && !home_apart_) return;
-  const Rank me = rank();
-  const Access home = engine_->home_access();
-  for (PageId p = first; p < first + count; ++p) {
-    if (space_->home_of(p) != me) {
-      if (cache_) cache_->note_access(p, access);
-      // A pooled copy closed: its slot may go back (release_unused_frames).
-      if (access == Access::None && frame_slots_ && frame_slots_->slot_of(p) != FrameSlots::kNone)
-        closed_copies_.push_back(p);
-    } else if (home_apart_) {
-      home_apart_->note_access(p, access != home ? Access::Read : Access::None);
-      if (access == home) reclaiming_.erase(p);
-    }
-  }
-  if (cache_) stats_.cache_resident_peak = std::max<uint64_t>(stats_.cache_resident_peak, cache_->resident());
-}
-
-void Runtime::cache_forget(PageId first, PageId count) {
-  forget_frames(first, count);
-  for (PageId p = first; p < first + count; ++p) {
-    if (cache_) cache_->note_access(p, Access::None);
-    if (home_apart_) home_apart_->note_access(p, Access::None);
-    reclaiming_.erase(p);
-  }
-}
-
-void Runtime::protect_in_runs(std::vector<PageId> *pages, Access access) {
-  std::sort(pages->begin(), pages->end());
-  for_each_page_run(*pages, [&](PageId first, PageId count) { protect_run(first, count, access); });
-}
-
-void Runtime::cache_trim() {
-  // Home pages first: a reclaim finishes later (the readers' acks), so
-  // those under way count as gone.
-  if (home_apart_) {
-    for (size_t tries = 2 * home_apart_->resident() + 2;
-         home_apart_->resident() - std::min(home_apart_->resident(), reclaiming_.size()) > home_apart_->capacity() &&
-         tries > 0;
-         --tries) {
-      PageId page;
-      if (!home_apart_->propose(&page)) break;
-      if (!reclaiming_.count(page) && engine_->reclaim_home(page)) {
-        if (engine_->local_access(page) != engine_->home_access()) reclaiming_.insert(page);
-        stats_.cache_home_reclaims++;
-      }
-    }
-  }
-  if (frame_slots_) {
-    end_landing();  // the message that reserved a run for its copies is done
-    release_unused_frames();
-  }
-  if (!cache_ || !cache_->over()) return;
-  const size_t page = page_size();
-  // Once over, a batch goes below the bound, so that the protection changes
-  // and frame discards come in runs (a sweep evicts in install order).
-  const size_t target = cache_->capacity() - std::min<size_t>(cache_->capacity() / 16, kTrimBatch);
-  std::vector<PageId> gone;
-  // The batch is chosen first, and its written copies are made read-only
-  // in runs, so that every victim's protection change can wait and go with
-  // its neighbours': until then threads read valid data and cannot write
-  // (a written copy must not change while the engine takes its diff). On a
-  // sweep that writes (STREAM's a[]) this saves an mprotect per written copy.
-  std::vector<PageId> batch, downgraded;
-  while (batch.size() < cache_->resident() - target) {
-    PageId victim;
-    if (!cache_->propose(&victim) || std::find(batch.begin(), batch.end(), victim) != batch.end()) break;
-    batch.push_back(victim);
-    if (engine_->local_access(victim) == Access::Write) downgraded.push_back(victim);
-  }
-  protect_in_runs(&downgraded, Access::Read);
-  defer_clean_eviction_ = true;
-  for (PageId victim : batch) {
-    if (engine_->evict(victim) != ProtocolEngine::Eviction::Busy) {
-      gone.push_back(victim);
-    } else if (std::binary_search(downgraded.begin(), downgraded.end(), victim) &&
-               engine_->local_access(victim) == Access::Write) {
-      protect_run(victim, 1, Access::Write);  // stays: writable again
-    }
-  }
-  // Busy copies (in flight, waited on) are passed over: then one at a
-  // time, at most two passes. A clean copy's protection change may still
-  // wait; a written copy is protected at once, before the engine takes its diff.
-  for (size_t tries = 2 * cache_->resident() + 2; cache_->resident() > target && tries > 0; --tries) {
-    PageId victim;
-    if (!cache_->propose(&victim)) break;
-    defer_clean_eviction_ = engine_->local_access(victim) == Access::Read;
-    if (engine_->evict(victim) != ProtocolEngine::Eviction::Busy) gone.push_back(victim);
-  }
-  defer_clean_eviction_ = false;
-  engine_->end_evictions();
-  // Pooled copies among them are closed by mapping the memory file back.
-  if (pool_frames_held())
-    deferred_none_.erase(std::remove_if(deferred_none_.begin(), deferred_none_.end(),
-                                        [&](PageId p) { return frame_slots_->mapped(p); }),
-                         deferred_none_.end());
-  protect_in_runs(&deferred_none_, Access::None);
-  deferred_none_.clear();
-  // The engine took what it needed from the frames: slots go back to the
-  // pool, other frames' memory to the system.
-  std::sort(gone.begin(), gone.end());
-  if (frame_slots_) {
-    std::vector<PageId> unpooled;
-    release_frames(gone, &unpooled);
-    gone.swap(unpooled);
-  }
-  for_each_page_run(gone, [&](PageId first, PageId count) {
-    if (!platform::vm_discard(range_, first * page, count * page))
+  void protect_run(PageId first, PageId count, Access access) override { rt_.protect_run(first, count, access); }
+  void protect_view(void *start, PageId pages, Access access) override { rt_.protect_view(start, pages, access); }
+  void discard_frames(PageId first, PageId count) override {
+    const size_t page = page_size();
+    if (!platform::vm_discard(rt_.range_, first * page, count * page))
       fatal("cannot discard the frames of evicted pages %llu..+%llu: %s", (unsigned long long)first,
             (unsigned long long)count, std::strerror(errno));
-  });
-}
+  }
+  void map_back(void *addr, PageId first, PageId count) override {
+    const size_t bytes = count * page_size();
+    std::string error;
+    if (!platform::vm_map_back(rt_.range_, addr, bytes, first * page_size()) ||
+        !rt_.home_writes_.register_again(addr, bytes, &error))
+      fatal("cannot map global memory back over %zu evicted page(s) at %p: %s", (size_t)count, addr,
+            error.empty() ? std::strerror(errno) : error.c_str());
+  }
+  bool pool_open(uint64_t slots, platform::FramePool *pool, std::string *error) override {
+    return platform::frame_pool_open(slots, page_size(), pool, error) &&
+           platform::vm_exclude_pool_from_fork(*pool, error);
+  }
+  void pool_close(platform::FramePool *pool) override { platform::frame_pool_close(pool); }
+  void pool_map(const platform::FramePool &pool, void *addr, uint32_t slot, PageId count, Access access) override {
+    if (!platform::frame_pool_map(pool, addr, slot, count, access)) {
+      const int err = errno;
+      fatal("mapping %llu cached page(s) at %p from the frame pool failed: %s%s", (unsigned long long)count, addr,
+            std::strerror(err), err == ENOMEM ? rt_.map_limit_advice().c_str() : "");
+    }
+  }
+
+ private:
+  Runtime &rt_;
+};
+
+std::unique_ptr<CacheHost> Runtime::make_cache_host(Runtime &rt) { return std::make_unique<CacheSide>(rt); }
 
 }  // namespace agora

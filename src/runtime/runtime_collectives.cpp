@@ -31,7 +31,7 @@ int Runtime::barrier(bool patient, CollectiveKind kind) {
   ObservedSpan observed(TraceKind::Barrier, 0, 0, (uint64_t)(uintptr_t)collective_name(kind));
   // Global pointers: every write issued before the barrier is at its home
   // before this rank arrives, and no cached copy survives it.
-  gptr_release();
+  gptr_.release();
   WaitNote note{WaitKind::Collective, 0, 0};
   int status = timed_sync(note, [&](Waiter *w) -> int {
     if (barrier_->waiting()) return AGORA_ERR_MISUSE;
@@ -39,7 +39,7 @@ int Runtime::barrier(bool patient, CollectiveKind kind) {
     return barrier_->arrive(w, note.a);
   }, patient);
   if (status == AGORA_ERR_MISUSE) collective_misuse(collective_name(kind), 0);
-  if (status == AGORA_OK) gptr_acquire();
+  if (status == AGORA_OK) gptr_.acquire();
   return status;
 }
 

@@ -1,141 +1,26 @@
-// Doorbells (docs/service.md): at start-up every rank learns which service
-// threads it can ring (same node, same PID namespace) and with which signal,
-// and, for the others, where their remote doorbell (a UDP socket) listens;
-// ringing one wakes it from its nap; with AGORA_DEBUG the rings are reported
-// at finalize.
-#include <string>
-
-#include "common/log.h"
+// The runtime's side of doorbells (Doorbells, doorbells/doorbells.h): the
+// DoorbellsHost they reach the rank through. The start-up exchange is an
+// MPI collective, serialised under the runtime's lock like every MPI call.
 #include "runtime/runtime.h"
 
 namespace agora {
 
-namespace {
-// What each rank tells the others, in the start-up allgather: its signal
-// doorbell, then its remote doorbell's port and up to kMaxAddresses IPv4
-// addresses (address << 32 | netmask each; more are not announced).
-constexpr size_t kMaxAddresses = 8;
-enum Field : size_t { kPidNamespace, kPid, kTid, kSignal, kPort, kAddressCount, kAddresses };
-constexpr size_t kFields = kAddresses + kMaxAddresses;
+class Runtime::DoorbellsSide final : public DoorbellsHost {
+ public:
+  explicit DoorbellsSide(Runtime &rt) : rt_(rt) {}
+  Rank rank() const override { return rt_.rank(); }
+  Rank nranks() const override { return rt_.nranks(); }
+  bool same_node(Rank rank) const override { return rt_.transport_.same_node(rank); }
+  std::vector<uint64_t> allgather(const std::vector<uint64_t> &mine) override {
+    std::lock_guard<std::mutex> g(rt_.lock_);  // MPI is serialised under the lock
+    return rt_.transport_.allgather(mine);
+  }
+  Stats &stats() override { return rt_.stats_; }
 
-std::vector<platform::Ipv4Interface> addresses_of(const uint64_t *fields) {
-  std::vector<platform::Ipv4Interface> out;
-  for (size_t i = 0; i < fields[kAddressCount] && i < kMaxAddresses; ++i)
-    out.push_back({(uint32_t)(fields[kAddresses + i] >> 32), (uint32_t)fields[kAddresses + i]});
-  return out;
-}
-}  // namespace
+ private:
+  Runtime &rt_;
+};
 
-void Runtime::ring(Doorbell &d) {
-  if (d.pid) {
-    d.rings++;
-    platform::doorbell_ring(d.pid, d.tid, d.signo);
-  } else if (platform::remote_doorbell_ring(remote_doorbell_fd_.load(std::memory_order_relaxed), d.udp_address,
-                                            d.udp_port)) {
-    d.remote_rings++;
-    stats_.remote_doorbells++;
-  }
-}
-
-// The remote doorbell's socket, or -1 with the reason in *why.
-int Runtime::open_remote_doorbell(uint16_t *port, std::vector<platform::Ipv4Interface> *interfaces,
-                                  std::string *why) {
-  if (config_.remote_doorbell == RemoteDoorbellMode::Off) {
-    *why = "off (AGORA_REMOTE_DOORBELL=off)";
-    return -1;
-  }
-  *interfaces = platform::ipv4_interfaces();
-  if (interfaces->empty()) {
-    *why = "off: this host has no IPv4 address but loopback";
-    return -1;
-  }
-  std::string error;
-  int fd = platform::remote_doorbell_open(port, &error);
-  if (fd < 0) *why = "off: " + error;
-  return fd;
-}
-
-void Runtime::exchange_doorbells() {
-  while (service_tid_.load() == 0) platform::cpu_relax();
-  uint16_t port = 0;
-  std::vector<platform::Ipv4Interface> interfaces;
-  std::string why_off;
-  int fd = open_remote_doorbell(&port, &interfaces, &why_off);
-  // (PID namespace, pid, tid, signal) of every rank. A rank is rung by
-  // signal only if MPI puts it on this node and its pid means the same
-  // process here; the others by datagram, if both have a socket.
-  std::vector<uint64_t> mine(kFields, 0);
-  mine[kPidNamespace] = platform::pid_namespace_id();
-  mine[kPid] = (uint64_t)platform::process_id();
-  mine[kTid] = (uint64_t)service_tid_.load();
-  mine[kSignal] = (uint64_t)platform::doorbell_signal();
-  if (fd >= 0) {
-    mine[kPort] = port;
-    for (size_t i = 0; i < interfaces.size() && i < kMaxAddresses; ++i)
-      mine[kAddresses + i] = (uint64_t)interfaces[i].address << 32 | interfaces[i].netmask;
-    mine[kAddressCount] = std::min(interfaces.size(), kMaxAddresses);
-  }
-  std::vector<uint64_t> all;
-  {
-    std::lock_guard<std::mutex> g(lock_);  // MPI is serialised under the lock
-    all = transport_.allgather(mine);
-  }
-  doorbells_.assign(nranks(), Doorbell{});
-  std::string rung, node, remote;
-  bool rung_remotely = false;  // some rank cannot ring this one by signal
-  for (Rank r = 0; r < nranks(); ++r) {
-    const uint64_t *theirs = &all[kFields * r];
-    if (transport_.same_node(r)) node.append(" ").append(std::to_string(r));
-    if (r == rank()) continue;
-    if (transport_.same_node(r) && mine[kPidNamespace] != 0 && theirs[kPidNamespace] == mine[kPidNamespace]) {
-      doorbells_[r] = {(int)theirs[kPid], (int)theirs[kTid], (int)theirs[kSignal]};
-      rung.append(" ").append(std::to_string(r));
-      continue;
-    }
-    rung_remotely = true;
-    std::vector<platform::Ipv4Interface> addresses = addresses_of(theirs);
-    if (fd < 0 || theirs[kPort] == 0 || addresses.empty()) continue;
-    Doorbell &d = doorbells_[r];
-    d.udp_address = addresses[platform::ipv4_pick_address(interfaces, addresses)].address;
-    d.udp_port = (uint16_t)theirs[kPort];
-    remote.append(" ").append(std::to_string(r)).append("@").append(platform::ipv4_text(d.udp_address));
-    remote.append(":").append(std::to_string(d.udp_port));
-  }
-  log_debug("doorbell: signal %d, same node [%s ], rings [%s ] (same node and PID namespace)",
-            platform::doorbell_signal(), node.c_str(), rung.c_str());
-  if (!rung_remotely) {
-    // Every rank rings this one by signal: no socket to wait on.
-    platform::remote_doorbell_close(fd);
-  } else if (fd < 0) {
-    log_debug("remote doorbell: %s; ranks out of the signal's reach wait for the service thread's nap",
-              why_off.c_str());
-  } else {
-    std::string own;
-    for (size_t i = 0; i < interfaces.size() && i < kMaxAddresses; ++i)
-      own.append(" ").append(platform::ipv4_text(interfaces[i].address));
-    log_debug("remote doorbell: UDP port %u on [%s ], rings [%s ]", (unsigned)port, own.c_str(), remote.c_str());
-    remote_doorbell_fd_.store(fd);
-  }
-}
-
-void Runtime::close_remote_doorbell() {
-  platform::remote_doorbell_close(remote_doorbell_fd_.exchange(-1));
-}
-
-void Runtime::report_doorbells() {
-  if (!log_debug_enabled()) return;
-  std::string counts, remote;
-  for (Rank r = 0; r < nranks(); ++r) {
-    if (r == rank()) continue;
-    counts.append(" ").append(std::to_string(r)).append(":").append(std::to_string(doorbells_[r].rings));
-    if (doorbells_[r].udp_port)
-      remote.append(" ").append(std::to_string(r)).append(":").append(std::to_string(doorbells_[r].remote_rings));
-  }
-  log_debug("doorbell: rings sent to rank:count [%s ]; application signals handed back %llu",
-            counts.c_str(), (unsigned long long)platform::doorbell_signals_handed_back());
-  if (remote_doorbell_fd_.load() >= 0 || !remote.empty())
-    log_debug("remote doorbell: datagrams sent to rank:count [%s ]; taken by the service thread %llu",
-              remote.c_str(), (unsigned long long)platform::doorbell_datagrams_taken());
-}
+std::unique_ptr<DoorbellsHost> Runtime::make_doorbells_host(Runtime &rt) { return std::make_unique<DoorbellsSide>(rt); }
 
 }  // namespace agora

@@ -33,7 +33,7 @@ std::string Runtime::describe_wait(const WaitNote &n) const {
   switch (n.kind) {
     case WaitKind::Fault:
       std::snprintf(line, sizeof line, "a page fault at %p (its home is rank %d%s)", (void *)n.a, (int)n.b,
-                    (Rank)n.b >= compute_nranks_ ? ", a memory server" : "");
+                    servers_.is_server_rank((Rank)n.b) ? ", a memory server" : "");
       break;
     case WaitKind::Lock:
       if (space_->contains(n.a))
@@ -129,7 +129,7 @@ RankState Runtime::hang_snapshot() {
   s.waits += semaphores_->describe_contention();
   s.waits += conditions_->describe_contention();
   s.outside_s = waits_.empty() ? now - last_inside_ : 0;
-  if (memory_server_) {
+  if (servers_.is_server()) {
     // A memory server only ever waits for messages: blocked, never "away".
     s.blocked = true;
     s.outside_s = 0;

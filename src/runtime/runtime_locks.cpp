@@ -1,7 +1,7 @@
-// Locks: collective creation (ids, and the signature that checks every rank
-// created the same locks), and lock, trylock and unlock by the calling
-// thread, with the stores traced in the span (store tracing).
-#include <algorithm>
+// Locks: creation (the ids and the signature that checks every rank created
+// the same locks are LockIds', locks/lock_ids.h), and lock, trylock and
+// unlock by the calling thread, with the stores traced in the span (store
+// tracing).
 
 #include "common/log.h"
 #include "observe/observe.h"
@@ -24,53 +24,16 @@ uint64_t this_thread_token() {
 
 }  // namespace runtime_internal
 
-namespace {
-uint64_t mix64(uint64_t x) {  // splitmix64's finaliser
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-}  // namespace
-
-uint64_t Runtime::lock_signature(uint64_t id) const {
-  auto after = std::upper_bound(lock_creations_.begin(), lock_creations_.end(), id,
-                                [](uint64_t v, const LockCreation &c) { return v < c.first; });
-  if (after == lock_creations_.begin()) return 0;
-  const LockCreation &c = *std::prev(after);
-  if (id >= c.first + c.count) return 0;
-  return mix64(c.signature + (id - c.first)) | 1;
-}
-
 uint64_t Runtime::create_locks(uint64_t count, uint64_t call_site) {
   std::lock_guard<std::mutex> g(lock_);
-  if (tl_thread_id != 0) {
-    // An agora thread creates locks alone (no other rank calls with it):
-    // ids of this rank's own, clear of the collective ones.
-    uint64_t first = (1ull << 62) | ((uint64_t)rank() << 40) | next_thread_lock_id_;
-    next_thread_lock_id_ += count;
-    return first;
-  }
-  if (next_lock_id_ + count > kBase) {
-    // Ids from kBase up are the addresses of address-named locks.
-    log_error("agora_lock_array_create(%llu): too many locks created collectively (at most 2^45 in all)",
-              (unsigned long long)count);
-    return UINT64_MAX;
-  }
-  uint64_t first = next_lock_id_;
-  next_lock_id_ += count;
-  // The signature: the creating call (site, how many creations before it, size).
-  uint64_t signature = mix64(call_site ^ mix64(lock_creations_.size() + 1) ^ mix64(count << 1));
-  lock_creations_.push_back({first, count, signature});
-  return first;
+  return lock_ids_.create(count, call_site, tl_thread_id != 0, rank());  // ids and signatures: locks/lock_ids.h
 }
 
 int Runtime::lock(uint64_t id) {
   ObservedSpan observed(TraceKind::LockWait, id);
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w); });
-  if (status == AGORA_OK) gptr_acquire();
+  if (status == AGORA_OK) gptr_.acquire();
   if (status == AGORA_OK && store_trace_active()) store_trace_span_enter();
   if (status == AGORA_ERR_DEADLOCK)
     log_error("agora_lock: this thread already holds lock %llu (locks are not recursive; waiting "
@@ -83,7 +46,7 @@ int Runtime::trylock(uint64_t id) {
   ObservedSpan observed(TraceKind::LockWait, id);
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w, true); });
-  if (status == AGORA_OK) gptr_acquire();
+  if (status == AGORA_OK) gptr_.acquire();
   if (status == AGORA_OK && store_trace_active()) store_trace_span_enter();
   return status;
 }
@@ -104,7 +67,7 @@ int Runtime::unlock(uint64_t id) {
   // A program built with store tracing says exactly what the thread stored
   // in the span (regc sends those bytes; other protocols ignore them).
   // Global pointers: the next holder sees this thread's writes.
-  gptr_release();
+  gptr_.release();
   std::vector<StoreRange> stores;
   bool traced = false;
   if (store_trace_active()) {

@@ -4,7 +4,6 @@
 #include "common/log.h"
 #include "observe/observe.h"
 #include "runtime/runtime.h"
-#include "runtime/service_timing.h"
 
 namespace agora {
 
@@ -16,23 +15,13 @@ void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
   // AGORA_WAIT=block: dst's waiting threads sleep rather than poll, so every
   // message, replies and messages to this rank included, wakes its service.
   // A memory server sleeps until rung: every message to one rings it.
-  if ((block_waits_ || dst >= compute_nranks_) && dst < (Rank)doorbells_.size() && doorbells_[dst].ringable())
-    ring(doorbells_[dst]);
+  if ((block_waits_ || servers_.is_server_rank(dst)) && doorbells_.ringable(dst)) doorbells_.ring(dst);
 }
 
 void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
   send(dst, header, payload);
-  if (block_waits_ || dst >= compute_nranks_) return;  // send() rang already
-  ring_to_act(dst);
-}
-
-void Runtime::ring_to_act(Rank dst) {
-  Doorbell &d = doorbells_[dst];
-  if (!d.ringable() || dst == rank() || config_.service != ServiceMode::Adaptive) return;
-  double now = platform::now_seconds();
-  if (now - d.last_ring < service_timing::kRingInterval_s) return;
-  d.last_ring = now;
-  ring(d);
+  if (block_waits_ || servers_.is_server_rank(dst)) return;  // send() rang already
+  doorbells_.ring_to_act(dst, config_.service);  // at most one ring per kRingInterval_s
 }
 
 void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
@@ -40,13 +29,13 @@ void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
   ObservedMessage observed(true, dst, header, payload);
   transport_.send(dst, header, payload);
   // A memory server sleeps until rung (the hang watch's probes too).
-  if (dst >= compute_nranks_ && dst < (Rank)doorbells_.size() && doorbells_[dst].ringable()) ring(doorbells_[dst]);
+  if (servers_.is_server_rank(dst) && doorbells_.ringable(dst)) doorbells_.ring(dst);
 }
 
 int Runtime::poll_locked(int budget) {
   // One-sided reads completed first: the engine never hears of one from
   // inside read_remote.
-  int delivered = deliver_remote_reads(budget);
+  int delivered = one_sided_.deliver(budget);
   if (delivered == budget) return delivered;
   return delivered +
          transport_.poll([this](const MsgHeader &m, Payload p) { dispatch(m, p); }, budget - delivered);
@@ -58,7 +47,7 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
   switch (m.channel) {
     case Channel::Protocol:
       engine_->on_message(m, p);
-      cache_trim();  // a copy may have come in: keep within AGORA_CACHE
+      cache_.trim();  // a copy may have come in: keep within AGORA_CACHE
       break;
     case Channel::Lock: locks_->on_message(m, p); break;
     case Channel::Barrier: barrier_->on_message(m, p); break;
@@ -70,11 +59,9 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
     case Channel::ThreadReduce: thread_reductions_->on_message(m, p); break;
     case Channel::Semaphore: semaphores_->on_message(m, p); break;
     case Channel::Condition: conditions_->on_message(m, p); break;
-    case Channel::Server: on_server_message(m, p); break;
+    case Channel::Server: servers_.on_message(m, p); break;
     case Channel::Gptr: {
-      std::lock_guard<std::mutex> g(gptr_mu_);
-      if (!gptr_) fatal("global-pointer message from rank %d before this rank's first agora_gptr_alloc", m.src);
-      gptr_->on_message(m, p);
+      gptr_.on_message(m, p);
       break;
     }
     default: fatal("message with unknown channel %u from rank %d", (unsigned)m.channel, m.src);

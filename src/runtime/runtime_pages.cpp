@@ -13,16 +13,13 @@ namespace agora {
 void Runtime::set_access(PageId page, Access access) { set_access_run(page, 1, access); }
 
 void Runtime::set_access_run(PageId first, PageId count, Access access) {
-  cache_note(first, count, access);  // the bounded cache sees copies come and go (runtime_cache.cpp)
-  if (defer_clean_eviction_ && access == Access::None) {  // applied in runs by cache_trim
-    for (PageId p = first; p < first + count; ++p) deferred_none_.push_back(p);
-    return;
-  }
+  cache_.note(first, count, access);  // the bounded cache sees copies come and go (cache/copy_cache.cpp)
+  if (cache_.defer(first, count, access)) return;  // applied in runs by its trim
   protect_run(first, count, access);
 }
 
 void Runtime::protect_run(PageId first, PageId count, Access access) {
-  const bool pooled = pool_frames_held();
+  const bool pooled = cache_.pool_frames_held();
   for (PageId p = first; p < first + count;) {
     // Consecutive pages are consecutive addresses except across program
     // mode's windows of the executable: one change per stretch.
@@ -30,7 +27,7 @@ void Runtime::protect_run(PageId first, PageId count, Access access) {
     PageId n = 1;
     while (p + n < first + count && space_->addr_of(p + n) == start + n * page_size()) ++n;
     for (PageId q = p; q < p + n; ++q) observe_access(q, access);
-    if (pooled) protect_pooled(p, n, access);  // copies in the frame pool are mapped in
+    if (pooled) cache_.protect_pooled(p, n, access);  // copies in the frame pool are mapped in
     else protect_view((void *)start, n, access);
     p += n;
   }
@@ -50,17 +47,21 @@ void Runtime::filling_frames(PageId first, PageId count) {
   // A page of the run the engine then drops (a stale reply, rare) keeps its
   // frame until it is fetched and evicted again or freed.
   // With the pool: consecutive slots for the run, which need nothing allocated.
-  if (frame_slots_) {
-    reserve_for_run(first, count);
-    if (landing_.slot != FrameSlots::kNone || frame_slots_->free_slots() >= count) return;
-  }
+  if (cache_.fill_from_pool(first, count)) return;
   if (count > 1) platform::vm_populate(frame(first), count * page_size(), true);
 }
+
+std::byte *Runtime::frame(PageId page) {
+  if (std::byte *pooled = cache_.pooled_frame(page)) return pooled;  // a copy in the frame pool
+  return range_.service_view + page * page_size();
+}
+
+void Runtime::replacing_frame(PageId page) { cache_.replacing_frame(page); }
 
 bool Runtime::page_allocated(PageId page) const {
   // A memory server hears of no allocation: the compute ranks ask only for
   // pages they allocated (docs/memory-servers.md).
-  if (memory_server_) return true;
+  if (servers_.is_server()) return true;
   if (space_->windows().contains_page(page)) return true;
   if (page < space_->collective_capacity_pages()) return page < space_->collective_pages_used();
   if (space_->in_placed_region(page)) {

@@ -76,7 +76,7 @@ void Runtime::service_loop() {
     // little; the first naps after activity are short, for bursts.
     // A datagram on the remote doorbell ends the nap as a ring does (it may
     // come before the request it announces: the naps restart short).
-    int remote_doorbell = remote_doorbell_fd_.load(std::memory_order_relaxed);
+    int remote_doorbell = doorbells_.remote_fd();
     if (observe_service_nap(nap_us, platform::doorbell_wait(nap_us, remote_doorbell)))
       nap_us = service_timing::kFirstNap_us;  // rung: a request is on its way
     else

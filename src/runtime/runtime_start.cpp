@@ -71,7 +71,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   log_set_rank(rank());
   g_abort_transport = &transport_;
   log_set_abort_hook(abort_job);
-  if (!decide_memory_servers(error)) return false;
+  if (!servers_.decide(&config_, platform::kPageSize, error)) return false;
   if (!stats_json_path_usable(config_.stats_json_path, rank(), transport_, error)) return false;
   if (rank() == 0)
     for (const std::string &message : config_unknown_variables()) log_error("%s", message.c_str());
@@ -85,22 +85,24 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   if (!reserve_global_memory(&bytes, error)) return false;
   if (!observe_start(config_, rank(), nranks(), kBase, platform::kPageSize, bytes / platform::kPageSize, error))
     return false;
-  open_write_tracker();
-  alloc_one_sided_meta();
+  home_writes_.open(config_);
+  one_sided_.alloc_meta(config_.fetch);
   EngineOptions engine_options;
   engine_options.intervals = config_.intervals;
   engine_options.prefetch_max = config_.prefetch;
   engine_options.refresh = config_.refresh == RefreshMode::On;
   engine_options.flush = config_.flush;
   engine_ = protocol_create(config_.protocol, *this, engine_options);
-  if (!open_cache(error)) return false;
+  // The bounded cache of remote pages: AGORA_CACHE, or the kernel's mapping limit.
+  if (!cache_.open(config_, platform::vm_map_limit(), engine_->reclaims_home(), servers_.is_server(), error))
+    return false;
   // This rank's arena is homed here (unless memory servers home it): open in
   // the application view as far as the protocol allows its home pages.
   if (space_->servers() == 0)
     platform::vm_protect((void *)space_->addr_of(space_->arena_first_page(rank())),
                          space_->arena_pages() * page, engine_->home_access());
   if (program_request() && !setup_program_windows(error)) return false;
-  open_one_sided();  // collective; the service view does not move from here on
+  one_sided_.open();  // collective; the service view does not move from here on
   store_trace_set_global_memory(*space_);  // what traced stores may record
 
   create_sync_services();
@@ -120,14 +122,15 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   watch_.emplace(*this, watch_options, [this] { return hang_snapshot(); });
   platform::global_io_enable(kBase, kBase + bytes, io_range_usable);
   running_ = true;
-  if (memory_server_) {
+  if (servers_.is_server()) {
     // The server's own thread serves (runtime_server.cpp): it is the one rung.
     platform::doorbell_block();
     service_tid_.store(platform::thread_id());
   } else {
     service_ = std::thread([this] { service_loop(); });
   }
-  exchange_doorbells();
+  while (service_tid_.load() == 0) platform::cpu_relax();
+  doorbells_.exchange(config_, service_tid_.load());
   {
     std::vector<int> after = platform::thread_ids();
     std::sort(threads_before.begin(), threads_before.end());
@@ -135,9 +138,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
     std::set_difference(after.begin(), after.end(), threads_before.begin(), threads_before.end(),
                         std::back_inserter(internal_threads_));
   }
-  bool all_rung = true;
-  for (const Doorbell &d : doorbells_) all_rung &= d.pid != 0;
-  every_rank_rung_ = block_waits_ && all_rung;
+  every_rank_rung_ = block_waits_ && doorbells_.all_by_signal();
   log_debug("started: protocol %s, %llu bytes of global memory at %p", engine_->name(),
             (unsigned long long)bytes, (void *)kBase);
   return true;  // start() ends with the start-up barrier
@@ -163,34 +164,35 @@ bool Runtime::reserve_global_memory(uint64_t *bytes_out, std::string *error) {
   space_.emplace(kBase, bytes, page, compute_nranks());
   if (config_.memory_servers > 0)
     space_->set_memory_servers(compute_nranks(), (Rank)config_.memory_servers, config_.stripe_bytes / page,
-                               memory_server_);
+                               servers_.is_server());
   // A server allocates nothing (its arena, rank 0's range, stays unused).
-  Rank arena_rank = memory_server_ ? 0 : rank();
+  Rank arena_rank = servers_.is_server() ? 0 : rank();
   arena_.emplace(space_->arena_first_page(arena_rank) * page, space_->arena_pages() * page, page);
   *bytes_out = bytes;
   return true;
 }
 
 void Runtime::create_sync_services() {
-  // The services see the compute ranks only (compute_host_); the engine, every rank.
-  locks_.emplace(*compute_host_);
+  // The services see the compute ranks only (servers_.compute_host());
+  // the engine, every rank.
+  locks_.emplace(servers_.compute_host());
   locks_->attach(engine_.get());
-  locks_->set_signatures([this](uint64_t id) { return lock_signature(id); });
-  barrier_.emplace(*compute_host_);
+  locks_->set_signatures([this](uint64_t id) { return lock_ids_.signature(id); });
+  barrier_.emplace(servers_.compute_host());
   barrier_->attach(engine_.get());
   barrier_->attach(&ledger_);
-  reduce_.emplace(*compute_host_);
+  reduce_.emplace(servers_.compute_host());
   reduce_->attach(&ledger_);
-  threads_.emplace(*compute_host_, *engine_,
+  threads_.emplace(servers_.compute_host(), *engine_,
                    [this](uint64_t id, Payload fn, uint64_t arg) { return start_thread(id, fn, arg); });
   auto manager_of = [this](uint64_t key) { return manager_of_key(key); };
   locks_->set_managers(manager_of);
-  thread_barriers_.emplace(*compute_host_, manager_of);
+  thread_barriers_.emplace(servers_.compute_host(), manager_of);
   thread_barriers_->attach(engine_.get());
-  thread_reductions_.emplace(*compute_host_, manager_of);
-  semaphores_.emplace(*compute_host_, manager_of);
+  thread_reductions_.emplace(servers_.compute_host(), manager_of);
+  semaphores_.emplace(servers_.compute_host(), manager_of);
   semaphores_->attach(engine_.get());
-  conditions_.emplace(*compute_host_, manager_of);
+  conditions_.emplace(servers_.compute_host(), manager_of);
   MemoryService::Hooks memory_hooks;
   memory_hooks.free_local = [this](uint64_t offset) { return free_local(offset); };
   memory_hooks.placed_opened = [this](const CollectiveRun &run) { placed_opened(run); };
@@ -202,7 +204,7 @@ void Runtime::create_sync_services() {
 }
 
 int Runtime::stop() {
-  gptr_release();    // this rank's global-pointer writes reach their homes
+  gptr_.release();    // this rank's global-pointer writes reach their homes
   finish_threads();  // ends with a barrier
   fetch_program_windows();  // memory servers: rank 0's copies of the globals become final
   {
@@ -214,7 +216,7 @@ int Runtime::stop() {
   // Let every reply this rank still owes leave before the service stops.
   {
     std::lock_guard<std::mutex> g(lock_);
-    tell_servers_done();  // none without memory servers
+    servers_.tell_done();  // none without memory servers
     while (transport_.sends_pending()) poll_locked();
   }
   running_ = false;
@@ -223,9 +225,9 @@ int Runtime::stop() {
 }
 
 int Runtime::stop_transport() {
-  close_one_sided();  // collective: no rank reads another's windows any more
-  report_doorbells();
-  close_remote_doorbell();
+  one_sided_.close();  // collective: no rank reads another's windows any more
+  doorbells_.report();
+  doorbells_.close_remote();
   report_stats();
   observe_stop();  // writes the trace and profile files
   transport_.barrier();
@@ -237,9 +239,9 @@ int Runtime::stop_transport() {
   log_set_abort_hook(nullptr);
   std::string ignored;
   platform::fork_child_hook_install(nullptr, &ignored);
-  write_tracker_.close();
+  home_writes_.close();
   platform::vm_release(&range_);
-  close_frame_pool();
+  cache_.close_frame_pool();
   return 0;
 }
 

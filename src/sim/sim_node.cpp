@@ -160,7 +160,7 @@ bool SimNode::evict_random(uint64_t pick) {
 
 void SimNode::reset_view(PageId first, PageId count) {
   for (PageId p = first; p < first + count; ++p) cache_.note_access(p, Access::None);  // no copy of a new or freed page
-  // As the runtime's cache_forget: a freed page's frame leaves the pool
+  // As the runtime's CopyCache::forget: a freed page's frame leaves the pool
   // (its bytes are the zeroes the free leaves, not taken later).
   closed_copies_.erase(std::remove_if(closed_copies_.begin(), closed_copies_.end(),
                                       [&](PageId p) { return p - first < count; }),

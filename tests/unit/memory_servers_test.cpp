@@ -2,10 +2,15 @@
 // docs/memory-servers.md): on a compute rank every page that has a home is
 // homed on a server, striped; pages without one (beyond the collective bump
 // pointer, outside any placed run) still have none; on a server every page of
-// the range has one.
+// the range has one. And the split into compute ranks and servers
+// (MemoryServers, src/runtime/memory_servers) over a fake ComponentHost.
 #include <gtest/gtest.h>
 
+#include <vector>
+
+#include "common/stats.h"
 #include "memory/address_space.h"
+#include "runtime/memory_servers/memory_servers.h"
 
 namespace agora {
 namespace {
@@ -61,6 +66,82 @@ TEST(MemoryServers, WithoutServersPlacementDecides) {
   ASSERT_TRUE(as.collective_reserve(4 * kPage, Placement::Cyclic, 0, &first, &count));
   for (PageId p = 0; p < 4; ++p) EXPECT_EQ(as.home_of(p), (Rank)(p % 2));
   EXPECT_EQ(as.servers(), 0);
+}
+
+// One rank of a job of `n`, recording what it sends.
+struct FakeJob final : ComponentHost {
+  FakeJob(Rank me, Rank n) : me(me), n(n) {}
+  Rank rank() const override { return me; }
+  Rank nranks() const override { return n; }
+  void send(Rank dst, MsgHeader header, Payload) override { sent.push_back({dst, header}); }
+  Stats &stats() override { return counters; }
+  Rank me, n;
+  std::vector<std::pair<Rank, MsgHeader>> sent;
+  Stats counters;
+};
+
+TEST(MemoryServers, TheLastRanksServeAndTheOthersCompute) {
+  Config config;
+  config.memory_servers = 2;
+  config.stripe_bytes = 8 * kPage;
+  std::string error;
+  FakeJob compute(1, 5), server(3, 5);
+  MemoryServers on_compute(compute), on_server(server);
+  ASSERT_TRUE(on_compute.decide(&config, kPage, &error)) << error;
+  EXPECT_EQ(config.fetch, FetchMode::Messages);  // auto: pages from a server travel by message
+  ASSERT_TRUE(on_server.decide(&config, kPage, &error)) << error;
+  EXPECT_EQ(on_compute.compute_nranks(), 3);
+  EXPECT_FALSE(on_compute.is_server());
+  EXPECT_TRUE(on_server.is_server());
+  EXPECT_TRUE(on_compute.is_server_rank(3));
+  EXPECT_FALSE(on_compute.is_server_rank(2));
+  EXPECT_EQ(on_compute.compute_host().nranks(), 3);  // the sync services' view
+  EXPECT_EQ(on_compute.compute_host().rank(), 1);
+  // A compute rank's finalize tells each server; a server counts them.
+  on_compute.tell_done();
+  ASSERT_EQ(compute.sent.size(), 2u);
+  EXPECT_EQ(compute.sent[0].first, 3);
+  EXPECT_EQ(compute.sent[1].first, 4);
+  EXPECT_EQ(compute.sent[0].second.channel, Channel::Server);
+  EXPECT_FALSE(on_server.any_compute_done());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FALSE(on_server.computes_done());
+    on_server.on_message(compute.sent[0].second, {});
+  }
+  EXPECT_TRUE(on_server.computes_done());
+}
+
+TEST(MemoryServers, WithoutServersEveryRankComputes) {
+  Config config;
+  std::string error;
+  FakeJob job(0, 4);
+  MemoryServers servers(job);
+  ASSERT_TRUE(servers.decide(&config, kPage, &error)) << error;
+  EXPECT_EQ(servers.compute_nranks(), 4);
+  EXPECT_FALSE(servers.is_server_rank(3));
+  EXPECT_EQ(config.fetch, FetchMode::Auto);
+  servers.tell_done();
+  EXPECT_TRUE(job.sent.empty());
+}
+
+TEST(MemoryServers, BadSplitsAreRefusedSayingWhy) {
+  FakeJob job(0, 3);
+  std::string error;
+  Config all;
+  all.memory_servers = 3;
+  EXPECT_FALSE(MemoryServers(job).decide(&all, kPage, &error));
+  EXPECT_NE(error.find("leaves no compute rank"), std::string::npos) << error;
+  Config stripe;
+  stripe.memory_servers = 1;
+  stripe.stripe_bytes = kPage + 1;
+  EXPECT_FALSE(MemoryServers(job).decide(&stripe, kPage, &error));
+  EXPECT_NE(error.find("not a multiple of the page size"), std::string::npos) << error;
+  Config one_sided;
+  one_sided.memory_servers = 1;
+  one_sided.stripe_bytes = kPage;
+  one_sided.fetch = FetchMode::OneSided;
+  EXPECT_FALSE(MemoryServers(job).decide(&one_sided, kPage, &error));
+  EXPECT_NE(error.find("AGORA_FETCH=one-sided"), std::string::npos) << error;
 }
 
 }  // namespace
