@@ -78,7 +78,7 @@ void *Runtime::run_body(void *(*fn)(void *), void *arg, const std::string &who, 
       guards_[guard] = who;
     }
     if (!platform::vm_protect((void *)guard, kGuardBytes, Access::None))
-      fatal("cannot protect the stack guard of %s: %s", who.c_str(), std::strerror(errno));
+      fatal("cannot protect the stack guard of %s: %s", who.c_str(), system_error_text(errno));
     std::string error;
     if (!platform::alt_signal_stack_install(kSignalStackBytes, &error))
       fatal("cannot start %s: %s", who.c_str(), error.c_str());

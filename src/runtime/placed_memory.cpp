@@ -24,7 +24,7 @@ void *Runtime::malloc_placed(uint64_t bytes, Placement placement, Rank on_rank) 
   if (pages > capacity) {
     log_error("agora_malloc_placed(%llu bytes): larger than the whole placed region (%llu bytes, a "
               "quarter of AGORA_MEMORY=%llu); raise AGORA_MEMORY",
-              (unsigned long long)bytes, (unsigned long long)(capacity * page),
+              (unsigned long long)bytes, (unsigned long long)capacity * page,
               (unsigned long long)space_->size());
     return nullptr;
   }
@@ -37,8 +37,8 @@ void *Runtime::malloc_placed(uint64_t bytes, Placement placement, Rank on_rank) 
   if (status != AGORA_OK) {
     log_error("agora_malloc_placed(%llu bytes): the placed region is exhausted (%llu bytes free of "
               "%llu, possibly fragmented); raise AGORA_MEMORY or free placed allocations",
-              (unsigned long long)bytes, (unsigned long long)(req.free_pages * page),
-              (unsigned long long)(capacity * page));
+              (unsigned long long)bytes, (unsigned long long)req.free_pages * page,
+              (unsigned long long)capacity * page);
     return nullptr;
   }
   return observe_allocation(AllocKind::Placed, (void *)space_->addr_of(req.first), bytes, placement, on_rank);
@@ -95,7 +95,7 @@ void Runtime::placed_closed(PageId first, PageId count) {
   if (!platform::vm_protect(addr, count * page_size(), Access::None) ||
       !platform::vm_discard(range_, first * page_size(), count * page_size()))
     fatal("agora_free(%p): cannot close and zero its %llu pages: %s", addr, (unsigned long long)count,
-          std::strerror(errno));
+          system_error_text(errno));
 }
 
 }  // namespace agora

@@ -91,7 +91,7 @@ bool Runtime::setup_program_windows(std::string *error) {
     if (!platform::vm_map_window(range_, addr, bytes, first * page, error)) return false;
     if (space_->servers() == 0 && rank() == ProgramWindows::kHome &&
         !platform::vm_protect((void *)addr, bytes, engine_->home_access())) {
-      *error = "cannot open the program's globals on rank 0: " + std::string(std::strerror(errno));
+      *error = "cannot open the program's globals on rank 0: " + std::string(system_error_text(errno));
       return false;
     }
     if (!platform::fault_handler_add_range(addr, addr + bytes) ||

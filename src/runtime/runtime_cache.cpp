@@ -33,7 +33,7 @@ class Runtime::CacheSide final : public CacheHost {
     const size_t page = page_size();
     if (!platform::vm_discard(rt_.range_, first * page, count * page))
       fatal("cannot discard the frames of evicted pages %llu..+%llu: %s", (unsigned long long)first,
-            (unsigned long long)count, std::strerror(errno));
+            (unsigned long long)count, system_error_text(errno));
   }
   void map_back(void *addr, PageId first, PageId count) override {
     const size_t bytes = count * page_size();
@@ -41,7 +41,7 @@ class Runtime::CacheSide final : public CacheHost {
     if (!platform::vm_map_back(rt_.range_, addr, bytes, first * page_size()) ||
         !rt_.home_writes_.register_again(addr, bytes, &error))
       fatal("cannot map global memory back over %zu evicted page(s) at %p: %s", (size_t)count, addr,
-            error.empty() ? std::strerror(errno) : error.c_str());
+            error.empty() ? system_error_text(errno) : error.c_str());
   }
   bool pool_open(uint64_t slots, platform::FramePool *pool, std::string *error) override {
     return platform::frame_pool_open(slots, page_size(), pool, error) &&
@@ -52,7 +52,7 @@ class Runtime::CacheSide final : public CacheHost {
     if (!platform::frame_pool_map(pool, addr, slot, count, access)) {
       const int err = errno;
       fatal("mapping %llu cached page(s) at %p from the frame pool failed: %s%s", (unsigned long long)count, addr,
-            std::strerror(err), err == ENOMEM ? rt_.map_limit_advice().c_str() : "");
+            system_error_text(err), err == ENOMEM ? rt_.map_limit_advice().c_str() : "");
     }
   }
 

@@ -37,7 +37,7 @@ void Runtime::protect_view(void *start, PageId pages, Access access) {
   if (!platform::vm_protect(start, pages * page_size(), access)) {
     const int err = errno;
     fatal("mprotect of %llu page(s) at %p to %s failed: %s%s", (unsigned long long)pages, start, access_name(access),
-          std::strerror(err), err == ENOMEM ? map_limit_advice().c_str() : "");
+          system_error_text(err), err == ENOMEM ? map_limit_advice().c_str() : "");
   }
 }
 
@@ -77,7 +77,7 @@ void Runtime::open_home_pages(const CollectiveRun &run, const char *what, uint64
     if (!platform::vm_protect((void *)space_->addr_of(first), pages * page_size(), engine_->home_access())) {
       const int err = errno;
       fatal("%s(%llu bytes): mprotect of its home pages failed: %s%s", what, (unsigned long long)bytes,
-            std::strerror(err), err == ENOMEM ? map_limit_advice().c_str() : "");
+            system_error_text(err), err == ENOMEM ? map_limit_advice().c_str() : "");
     }
   });
 }

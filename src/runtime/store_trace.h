@@ -1,6 +1,6 @@
 // Store tracing: the stores a thread makes to global memory inside a span
 // (a critical section), found by clang's -fsanitize-coverage=trace-stores
-// instrumentation (paper 000's fine-grain regc finds them by instrumenting
+// instrumentation (Samhita/RegC's fine-grain regc finds them by instrumenting
 // every store). The instrumented program calls __sanitizer_cov_storeN(addr)
 // before every store; this file defines those callbacks and keeps, per
 // thread, the byte ranges stored to global memory while a span is open.

@@ -1,4 +1,4 @@
-// Memory servers (docs/memory-servers.md; paper 000 §IV, paper 004 §II-B):
+// Memory servers (docs/memory-servers.md; Samhita/RegC §IV, Wong & Rendell §II-B):
 // with AGORA_MEMORY_SERVERS=M the last M MPI processes home all global
 // memory, striped over them in AGORA_STRIPE chunks, and serve it driven only
 // by incoming messages; the program runs on the other N-M ranks, which keep

@@ -1,7 +1,7 @@
 // One-sided reads for the engine (EngineHost::read_remote, home_meta,
 // collect_newly_shared; docs/service.md): a page homed on a computing rank
 // is read with MPI RMA from its service view, without that rank's CPU
-// (paper 004's fetch). This class owns the state: this rank's metadata
+// (Wong & Rendell's fetch). This class owns the state: this rank's metadata
 // (kHomeMetaBytes the engine keeps current, summary bytes, then a flag byte
 // per page that readers mark), the reads completed and not yet delivered,
 // and their buffers. It decides whether a read can go one-sided
