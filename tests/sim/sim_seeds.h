@@ -2,10 +2,11 @@
 // one place (docs/testing.md):
 //   AGORA_SIM_SEED=N   replay seed N alone;
 //   AGORA_SIM_SEEDS=N  run N seeds instead of the test's own count (the fast
-//                      tier and the sanitizer job lower it; --full raises it).
+//                      tier and the sanitizer job lower it).
 // A run with a planted mutation measures a catch rate over its own seeds
-// (the schedules are deterministic): it keeps its fixed count, or asks for
-// sim_seeds_at_most when its threshold is a fraction of the seeds run.
+// (the schedules are deterministic): it keeps its fixed count
+// (sim_mutation_seeds), so a tier with fewer seeds still catches every
+// planted bug.
 #pragma once
 #include <cstdint>
 #include <cstdlib>
@@ -33,11 +34,11 @@ inline SeedRange sim_seeds(uint64_t fallback) {
   return {1, sim_seed_count(fallback)};
 }
 
-// As sim_seeds, but AGORA_SIM_SEEDS only lowers `count`.
-inline SeedRange sim_seeds_at_most(uint64_t count) {
-  SeedRange range = sim_seeds(count);
-  if (range.count > count) range.count = count;
-  return range;
+// A planted mutation's run: [1, 1 + count) whatever AGORA_SIM_SEEDS says
+// (its catch thresholds count over these seeds), or the replayed seed alone.
+inline SeedRange sim_mutation_seeds(uint64_t count) {
+  if (sim_seed_replay()) return sim_seeds(count);
+  return {1, count};
 }
 
 }  // namespace agora::simtest
