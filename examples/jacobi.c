@@ -12,12 +12,17 @@
 
 #include <agora/agora.h>
 
-static double boundary(int i, int j, int n) { return (i == 0 || j == 0 || i == n - 1 || j == n - 1) ? (double)(i + j) / n : 0.0; }
+static double boundary(int i, int j, int n)
+{
+    return (i == 0 || j == 0 || i == n - 1 || j == n - 1) ? (double)(i + j) / n : 0.0;
+}
 
-static double serial_residual(int n, int iters) {
+static double serial_residual(int n, int iters)
+{
     double *a = calloc((size_t)n * n, sizeof *a), *b = calloc((size_t)n * n, sizeof *b), res = 0;
     for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++) a[i * n + j] = b[i * n + j] = boundary(i, j, n);
+        for (int j = 0; j < n; j++)
+            a[i * n + j] = b[i * n + j] = boundary(i, j, n);
     for (int it = 0; it < iters; it++) {
         res = 0;
         for (int i = 1; i < n - 1; i++)
@@ -26,13 +31,17 @@ static double serial_residual(int n, int iters) {
                 res += (v - a[i * n + j]) * (v - a[i * n + j]);
                 b[i * n + j] = v;
             }
-        double *t = a; a = b; b = t;
+        double *t = a;
+        a = b;
+        b = t;
     }
-    free(a); free(b);
+    free(a);
+    free(b);
     return sqrt(res);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     agora_init(&argc, &argv);
     int n = argc > 1 ? atoi(argv[1]) : 512, iters = argc > 2 ? atoi(argv[2]) : 100;
     int me = agora_rank(), np = agora_nranks();
@@ -58,7 +67,8 @@ int main(int argc, char **argv) {
     int lo = (int)((long)n * me / np), hi = (int)((long)n * (me + 1) / np);
     for (int g = 0; g < 2; g++)
         for (int i = lo; i < hi; i++)
-            for (int j = 0; j < n; j++) grid[g][i * n + j] = boundary(i, j, n);
+            for (int j = 0; j < n; j++)
+                grid[g][i * n + j] = boundary(i, j, n);
     agora_barrier();
 
     double t0 = agora_wtime(), residual = 0;
@@ -83,8 +93,8 @@ int main(int argc, char **argv) {
     int status = 0;
     if (me == 0) {
         double expect = serial_residual(n, iters);
-        printf("jacobi %dx%d, %d iterations on %d ranks (%s): residual %.9e (serial %.9e) in %.3f s\n", n, n,
-               iters, np, agora_protocol_name(), residual, expect, elapsed);
+        printf("jacobi %dx%d, %d iterations on %d ranks (%s): residual %.9e (serial %.9e) in %.3f s\n", n, n, iters, np,
+               agora_protocol_name(), residual, expect, elapsed);
         /* Summation order differs from the serial loop only in the last bits. */
         if (fabs(residual - expect) > 1e-9 * fabs(expect)) {
             fprintf(stderr, "jacobi: residual %.17g differs from serial %.17g\n", residual, expect);

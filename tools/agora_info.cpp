@@ -48,8 +48,7 @@ void print_listing(const std::vector<std::string> &protocols) {
   std::printf("  protocols     %s\n", joined(protocols).c_str());
   std::printf("\nVariables (where the value came from, agorarun flag, value):\n");
   std::fputs(agora::options_listing(protocols).c_str(), stdout);
-  for (const std::string &message : agora::config_unknown_variables())
-    std::printf("  %s\n", message.c_str());
+  for (const std::string &message : agora::config_unknown_variables()) std::printf("  %s\n", message.c_str());
 }
 
 void print_json(const std::vector<std::string> &protocols) {
@@ -75,14 +74,20 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::string option = argc == 2 ? argv[1] : "";
-  if (option.empty()) print_listing(protocols);
-  else if (option == "--json") print_json(protocols);
-  else if (option == "--markdown") std::fputs(agora::options_markdown(protocols).c_str(), stdout);
+  if (option.empty())
+    print_listing(protocols);
+  else if (option == "--json")
+    print_json(protocols);
+  else if (option == "--markdown")
+    std::fputs(agora::options_markdown(protocols).c_str(), stdout);
   else if (option == "--options-help" || option == "--agorarun-help")
     std::fputs(agora::options_help(protocols).c_str(), stdout);
-  else if (option == "--flags") std::fputs(agora::options_flag_lines().c_str(), stdout);
-  else if (option == "--version") std::printf("agora-info (Agora) %s\n", AGORA_VERSION_STRING);
-  else if (option == "-h" || option == "--help") usage(stdout);
+  else if (option == "--flags")
+    std::fputs(agora::options_flag_lines().c_str(), stdout);
+  else if (option == "--version")
+    std::printf("agora-info (Agora) %s\n", AGORA_VERSION_STRING);
+  else if (option == "-h" || option == "--help")
+    usage(stdout);
   else {
     std::fprintf(stderr, "agora-info: unknown option %s; see agora-info --help\n", option.c_str());
     return 2;

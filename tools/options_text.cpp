@@ -16,8 +16,10 @@ constexpr size_t kHelpIndent = 27;  // where the flag's description starts
 // (padded to `indent`), the others indented by `indent`.
 std::string wrapped(const std::string &first, const std::string &words, size_t indent, size_t width) {
   std::string out = first;
-  if (out.size() + 1 > indent) out.append(1, '\n').append(indent, ' ');
-  else out.append(indent - out.size(), ' ');
+  if (out.size() + 1 > indent)
+    out.append(1, '\n').append(indent, ' ');
+  else
+    out.append(indent - out.size(), ' ');
   size_t column = indent;
   size_t start = 0;
   while (start < words.size()) {
@@ -39,10 +41,14 @@ std::string wrapped(const std::string &first, const std::string &words, size_t i
 
 std::string flag_kind(const OptionSpec &spec) {
   switch (spec.kind) {
-    case OptionKind::Bool: return "switch";
-    case OptionKind::Count: return std::string("number a whole number of ") + spec.what;
-    case OptionKind::Signal: return "number a signal number";
-    default: return "value";
+    case OptionKind::Bool:
+      return "switch";
+    case OptionKind::Count:
+      return std::string("number a whole number of ") + spec.what;
+    case OptionKind::Signal:
+      return "number a signal number";
+    default:
+      return "value";
   }
 }
 
@@ -74,13 +80,16 @@ Current current(const OptionSpec &spec, const std::vector<std::string> &protocol
 std::string json_string(const std::string &text) {
   std::string out = "\"";
   for (unsigned char ch : text) {
-    if (ch == '"' || ch == '\\') out += '\\', out += (char)ch;
-    else if (ch == '\n') out += "\\n";
+    if (ch == '"' || ch == '\\')
+      out += '\\', out += (char)ch;
+    else if (ch == '\n')
+      out += "\\n";
     else if (ch < 0x20) {
       char escaped[8];
       std::snprintf(escaped, sizeof escaped, "\\u%04x", ch);
       out += escaped;
-    } else out += (char)ch;
+    } else
+      out += (char)ch;
   }
   return out + "\"";
 }
@@ -113,9 +122,10 @@ std::string options_help(const std::vector<std::string> &protocols) {
     }
     out += wrapped(head, std::string(spec.doc) + " (" + tail + ")", kHelpIndent, kHelpWidth);
   }
-  out += wrapped("", "Variables with no flag (set in the environment): " + no_flag +
-                         ". agora-info describes every variable and shows its current value and "
-                         "where it came from.",
+  out += wrapped("",
+                 "Variables with no flag (set in the environment): " + no_flag +
+                     ". agora-info describes every variable and shows its current value and "
+                     "where it came from.",
                  2, kHelpWidth);
   return out;
 }
@@ -125,9 +135,10 @@ std::string options_markdown(const std::vector<std::string> &protocols) {
       "| Variable | agorarun flag | Default | Allowed | Read by | What it does |\n"
       "| --- | --- | --- | --- | --- | --- |\n";
   for (const OptionSpec &spec : option_table()) {
-    std::string flag = spec.flag ? code(std::string(spec.flag) +
-                                        (spec.kind == OptionKind::Bool ? "" : std::string(" ") + spec.value_name))
-                                 : "";
+    std::string flag =
+        spec.flag
+            ? code(std::string(spec.flag) + (spec.kind == OptionKind::Bool ? "" : std::string(" ") + spec.value_name))
+            : "";
     std::string doc = spec.doc;
     if (*spec.more) doc += "; " + std::string(spec.more);
     std::string allowed = option_allowed_text(spec, protocols);
@@ -146,8 +157,7 @@ std::string options_markdown(const std::vector<std::string> &protocols) {
     std::string default_text =
         spec.kind == OptionKind::Signal ? std::string(spec.default_text) : code(spec.default_text);
     out += "| " + code(spec.variable) + " | " + flag + " | " + markdown_cell(default_text) + " | " +
-           markdown_cell(allowed) + " | " + markdown_cell(spec.read_by) + " | " + markdown_cell(doc) +
-           " |\n";
+           markdown_cell(allowed) + " | " + markdown_cell(spec.read_by) + " | " + markdown_cell(doc) + " |\n";
   }
   return out;
 }
@@ -178,8 +188,7 @@ std::string options_json(const std::vector<std::string> &protocols) {
            ", \"default\": " + json_string(spec.default_text) +
            ", \"allowed\": " + json_string(option_allowed_text(spec, protocols)) +
            ", \"read_by\": " + json_string(spec.read_by) + ", \"doc\": " + json_string(spec.doc) +
-           ", \"value\": " + json_string(c.value) +
-           ", \"source\": " + json_string(option_source_name(c.source)) +
+           ", \"value\": " + json_string(c.value) + ", \"source\": " + json_string(option_source_name(c.source)) +
            ", \"error\": " + (c.error.empty() ? "null" : json_string(c.error)) + "}";
     first = false;
   }

@@ -84,7 +84,8 @@ int main(int argc, char **argv)
                 if (mmap(app + r * PAGE, RUN * PAGE, PROT_READ, MAP_SHARED | MAP_FIXED | (populate ? MAP_POPULATE : 0),
                          pool_fd, (off_t)(r * PAGE)) == MAP_FAILED)
                     die("mmap");
-                for (size_t i = 0; i < RUN; ++i) sink += app[(r + i) * PAGE];
+                for (size_t i = 0; i < RUN; ++i)
+                    sink += app[(r + i) * PAGE];
             }
             double pt = (now() - p0) / (double)pages;
             if (pt < install[3 + populate]) install[3 + populate] = pt;
@@ -97,17 +98,18 @@ int main(int argc, char **argv)
             if (pt < evict_pooled) evict_pooled = pt;
         }
         for (int mode = 0; mode < 3; ++mode) {
-            if (mode == 0) memset(service, 1, size); /* every frame allocated */
+            if (mode == 0)
+                memset(service, 1, size); /* every frame allocated */
             else if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)size) != 0)
                 die("fallocate");
             if (mprotect(app, size, PROT_NONE) != 0) die("mprotect");
             double t0 = now();
             for (size_t r = 0; r < pages; r += RUN) {
-                if (mode == 2 && madvise(service + r * PAGE, RUN * PAGE, MADV_POPULATE_WRITE) != 0)
-                    die("madvise");
+                if (mode == 2 && madvise(service + r * PAGE, RUN * PAGE, MADV_POPULATE_WRITE) != 0) die("madvise");
                 memcpy(service + r * PAGE, source, RUN * PAGE);
                 if (mprotect(app + r * PAGE, RUN * PAGE, PROT_READ) != 0) die("mprotect");
-                for (size_t i = 0; i < RUN; ++i) sink += app[(r + i) * PAGE];
+                for (size_t i = 0; i < RUN; ++i)
+                    sink += app[(r + i) * PAGE];
             }
             double t = (now() - t0) / (double)pages;
             if (t < install[mode]) install[mode] = t;
@@ -124,7 +126,8 @@ int main(int argc, char **argv)
     }
     printf("{\"program\": \"frame_cost\", \"pages\": %zu, \"repeats\": %d, \"run\": %d, \"us_per_page\": {", pages,
            repeats, RUN);
-    for (int mode = 0; mode < 5; ++mode) printf("\"install_%s\": %.3f, ", names[mode], install[mode] * 1e6);
+    for (int mode = 0; mode < 5; ++mode)
+        printf("\"install_%s\": %.3f, ", names[mode], install[mode] * 1e6);
     printf("\"evict\": %.3f, \"evict_pooled\": %.3f}}\n", evict * 1e6, evict_pooled * 1e6);
     return sink == 42 ? 1 : 0; /* keeps the reads */
 }

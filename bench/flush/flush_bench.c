@@ -36,20 +36,24 @@
 
 #define PAGE 4096
 
-static void die(const char *what) {
+static void die(const char *what)
+{
     fprintf(stderr, "flush_bench: %s\n", what);
     exit(2);
 }
 
-static void flush(const void *p, size_t n) {
+static void flush(const void *p, size_t n)
+{
     if (agora_flush(p, n) != AGORA_OK) die("agora_flush failed");
 }
 
-static const char *model(void) {
+static const char *model(void)
+{
     const char *f = getenv("AGORA_FLUSH");
     return f ? f : "observer";
 }
-static const char *protocol(void) {
+static const char *protocol(void)
+{
     const char *p = getenv("AGORA_PROTOCOL");
     return p ? p : "sc";
 }
@@ -59,50 +63,63 @@ typedef struct {
     int64_t flushes, diffs, refresh_requests, refreshes, notices, acks, messages;
 } events_t;
 
-static events_t events_now(void) {
+static events_t events_now(void)
+{
     agora_stats_t s;
     agora_stats_get(&s, AGORA_STATS_RANK);
-    events_t e = {(int64_t)s.flush_calls, (int64_t)s.flush_diffs_received, (int64_t)s.flush_refresh_requests_received,
-                  (int64_t)s.flush_refreshes_received, 0, (int64_t)s.notice_acks_received, (int64_t)s.messages_sent};
+    events_t e = {(int64_t)s.flush_calls,
+                  (int64_t)s.flush_diffs_received,
+                  (int64_t)s.flush_refresh_requests_received,
+                  (int64_t)s.flush_refreshes_received,
+                  0,
+                  (int64_t)s.notice_acks_received,
+                  (int64_t)s.messages_sent};
     /* A rank receives the notices its peers' homes sent it: counted at the sender. */
     e.notices = (int64_t)s.change_notices_sent;
     return e;
 }
-static events_t events_minus(events_t a, events_t b) {
-    events_t d = {a.flushes - b.flushes, a.diffs - b.diffs, a.refresh_requests - b.refresh_requests,
-                  a.refreshes - b.refreshes, a.notices - b.notices, a.acks - b.acks, a.messages - b.messages};
+static events_t events_minus(events_t a, events_t b)
+{
+    events_t d = {a.flushes - b.flushes,     a.diffs - b.diffs,     a.refresh_requests - b.refresh_requests,
+                  a.refreshes - b.refreshes, a.notices - b.notices, a.acks - b.acks,
+                  a.messages - b.messages};
     return d;
 }
 
 /* Every rank's events of a phase, on every rank (7 numbers per rank). */
-static void gather(events_t mine, int64_t *all) {
+static void gather(events_t mine, int64_t *all)
+{
     int n = agora_nranks(), me = agora_rank();
     memset(all, 0, sizeof(int64_t) * 7 * (size_t)n);
     memcpy(all + 7 * me, &mine, sizeof mine);
     if (agora_reduce(all, 7 * (size_t)n, AGORA_INT64, AGORA_SUM) != AGORA_OK) die("agora_reduce failed");
 }
 
-static void print_events(const char *key, const int64_t *e) {
+static void print_events(const char *key, const int64_t *e)
+{
     printf("\"%s\": {\"flushes\": %lld, \"diffs\": %lld, \"refresh_requests\": %lld, \"refreshes\": %lld, "
            "\"notices_sent\": %lld, \"notice_acks\": %lld, \"messages_sent\": %lld}",
            key, (long long)e[0], (long long)e[1], (long long)e[2], (long long)e[3], (long long)e[4], (long long)e[5],
            (long long)e[6]);
 }
 
-static void sync_ranks(void) {  /* no consistency, like the paper's sync() */
+static void sync_ranks(void)
+{ /* no consistency, like the paper's sync() */
     int64_t z = 0;
     if (agora_reduce(&z, 1, AGORA_INT64, AGORA_SUM) != AGORA_OK) die("agora_reduce failed");
 }
 
 /* Collective placed allocation that must succeed. */
-static void *alloc_placed(size_t bytes, agora_placement_t placement, int rank) {
+static void *alloc_placed(size_t bytes, agora_placement_t placement, int rank)
+{
     void *p = NULL;
     agora_status_t status = agora_mem_alloc_placed(bytes, placement, rank, &p);
     if (status != AGORA_OK) die(agora_strerror(status));
     return p;
 }
 
-static void phases(int64_t n) {
+static void phases(int64_t n)
+{
     if (agora_nranks() != 2) die("phases needs 2 ranks");
     int me = agora_rank();
     volatile int64_t *x = alloc_placed(PAGE, AGORA_PLACE_RANK, 0);
@@ -115,9 +132,11 @@ static void phases(int64_t n) {
      * flushing rank's flush returns, so before it reaches the sync). */
     events_t t = events_now();
     if (me == 1) {
-        for (int64_t i = 0; i < n; ++i) flush((const void *)x, 8);
+        for (int64_t i = 0; i < n; ++i)
+            flush((const void *)x, 8);
         y = *x;
-        for (int64_t i = 0; i < n; ++i) flush((const void *)x, 8);
+        for (int64_t i = 0; i < n; ++i)
+            flush((const void *)x, 8);
     }
     sync_ranks();
     gather(events_minus(events_now(), t), all[1]);
@@ -158,7 +177,8 @@ static void phases(int64_t n) {
     sync_ranks();
 }
 
-static void busywait(int64_t g, int wait) {
+static void busywait(int64_t g, int wait)
+{
     int n = agora_nranks(), me = agora_rank();
     if (n < 3) die("busywait needs at least 3 ranks (worker, page server, waiters)");
     size_t bytes = (size_t)g * (size_t)g * sizeof(double);
@@ -199,7 +219,8 @@ static void busywait(int64_t g, int wait) {
         if (checksum != 1.0) die("stencil result wrong");
         printf("FLUSH_RESULT {\"bench\": \"busywait\", \"protocol\": \"%s\", \"model\": \"%s\", \"g\": %lld, "
                "\"wait\": %d, \"ranks\": %d, \"seconds\": %.6f, \"pages\": %lld, \"waiter_spins\": %lld, ",
-               protocol(), model(), (long long)g, wait, n, seconds, (long long)(2 * bytes / PAGE), (long long)total_spins);
+               protocol(), model(), (long long)g, wait, n, seconds, (long long)(2 * bytes / PAGE),
+               (long long)total_spins);
         print_events("worker", all);
         printf("}\n");
     }
@@ -207,11 +228,12 @@ static void busywait(int64_t g, int wait) {
     agora_barrier();
 }
 
-static void pipeline(int64_t steps, int64_t work) {
+static void pipeline(int64_t steps, int64_t work)
+{
     int n = agora_nranks(), me = agora_rank();
     char *done_pages = alloc_placed((size_t)n * PAGE, AGORA_PLACE_CYCLIC, 0);
     char *val_pages = alloc_placed((size_t)n * PAGE, AGORA_PLACE_CYCLIC, 0);
-#define DONE(r) ((volatile int64_t *)(done_pages + (size_t)(r) * PAGE))
+#define DONE(r) ((volatile int64_t *)(done_pages + (size_t)(r)*PAGE))
 #define VAL(r) ((volatile double *)(val_pages + (size_t)(((r) + 1) % n) * PAGE + 64 * (r)))
     agora_barrier();
     events_t e0 = events_now();
@@ -226,7 +248,8 @@ static void pipeline(int64_t steps, int64_t work) {
             flush((const void *)VAL(me - 1), 8);
             acc += *VAL(me - 1);
         }
-        for (int64_t k = 0; k < work; ++k) acc = acc * 0.999999 + 1e-9;
+        for (int64_t k = 0; k < work; ++k)
+            acc = acc * 0.999999 + 1e-9;
         if (me < n - 1)
             while (1) {
                 flush((const void *)DONE(me + 1), 8);
@@ -245,7 +268,8 @@ static void pipeline(int64_t steps, int64_t work) {
     gather(d, all);
     int64_t sum[7] = {0};
     for (int r = 0; r < n; ++r)
-        for (int k = 0; k < 7; ++k) sum[k] += all[7 * r + k];
+        for (int k = 0; k < 7; ++k)
+            sum[k] += all[7 * r + k];
     double slowest = seconds; /* the time of the slowest rank */
     if (agora_reduce(&slowest, 1, AGORA_DOUBLE, AGORA_MAX) != AGORA_OK) die("agora_reduce failed");
     if (me == 0) {
@@ -259,13 +283,18 @@ static void pipeline(int64_t steps, int64_t work) {
     agora_barrier();
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     if (agora_init(&argc, &argv) != AGORA_OK) return 1;
     if (argc < 2) die("usage: flush_bench phases N | busywait G WAIT | pipeline STEPS WORK");
-    if (strcmp(argv[1], "phases") == 0 && argc == 3) phases(atoll(argv[2]));
-    else if (strcmp(argv[1], "busywait") == 0 && argc == 4) busywait(atoll(argv[2]), atoi(argv[3]));
-    else if (strcmp(argv[1], "pipeline") == 0 && argc == 4) pipeline(atoll(argv[2]), atoll(argv[3]));
-    else die("usage: flush_bench phases N | busywait G WAIT | pipeline STEPS WORK");
+    if (strcmp(argv[1], "phases") == 0 && argc == 3)
+        phases(atoll(argv[2]));
+    else if (strcmp(argv[1], "busywait") == 0 && argc == 4)
+        busywait(atoll(argv[2]), atoi(argv[3]));
+    else if (strcmp(argv[1], "pipeline") == 0 && argc == 4)
+        pipeline(atoll(argv[2]), atoll(argv[3]));
+    else
+        die("usage: flush_bench phases N | busywait G WAIT | pipeline STEPS WORK");
     fflush(stdout);
     agora_finalize();
     return 0;

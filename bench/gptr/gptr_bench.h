@@ -34,11 +34,10 @@ static inline void gb_die(const char *fmt, ...)
     exit(3);
 }
 
-#define GB_CHECK(call)                                                                 \
-    do {                                                                               \
-        int gb_rc_ = (call);                                                           \
-        if (gb_rc_ != AGORA_OK)                                                        \
-            gb_die("%s:%d: %s returned %d", __FILE__, __LINE__, #call, gb_rc_);        \
+#define GB_CHECK(call)                                                                                                 \
+    do {                                                                                                               \
+        int gb_rc_ = (call);                                                                                           \
+        if (gb_rc_ != AGORA_OK) gb_die("%s:%d: %s returned %d", __FILE__, __LINE__, #call, gb_rc_);                    \
     } while (0)
 
 /* ---- options: --name VALUE or --name=VALUE ---------------------------- */
@@ -48,15 +47,11 @@ static inline const char *gb_opt(int argc, char **argv, int *i, const char *name
 {
     const char *a = argv[*i];
     size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0)
-        return NULL;
-    if (a[n] == '=')
-        return a + n + 1;
-    if (a[n] != '\0')
-        return NULL;
+    if (strncmp(a, name, n) != 0) return NULL;
+    if (a[n] == '=') return a + n + 1;
+    if (a[n] != '\0') return NULL;
     if (*i + 1 >= argc) {
-        if (agora_rank() == 0)
-            fprintf(stderr, "missing value for %s\n", name);
+        if (agora_rank() == 0) fprintf(stderr, "missing value for %s\n", name);
         agora_finalize();
         exit(2);
     }
@@ -69,8 +64,7 @@ static inline long gb_long(const char *name, const char *v, long lo, long hi)
     errno = 0;
     long x = strtol(v, &end, 0);
     if (errno || *end || end == v || x < lo || x > hi) {
-        if (agora_rank() == 0)
-            fprintf(stderr, "bad value for %s: '%s' (allowed %ld..%ld)\n", name, v, lo, hi);
+        if (agora_rank() == 0) fprintf(stderr, "bad value for %s: '%s' (allowed %ld..%ld)\n", name, v, lo, hi);
         agora_finalize();
         exit(2);
     }
@@ -83,8 +77,7 @@ static inline double gb_double(const char *name, const char *v, double lo, doubl
     errno = 0;
     double x = strtod(v, &end);
     if (errno || *end || end == v || !(x >= lo && x <= hi)) {
-        if (agora_rank() == 0)
-            fprintf(stderr, "bad value for %s: '%s' (allowed %g..%g)\n", name, v, lo, hi);
+        if (agora_rank() == 0) fprintf(stderr, "bad value for %s: '%s' (allowed %g..%g)\n", name, v, lo, hi);
         agora_finalize();
         exit(2);
     }
@@ -93,8 +86,7 @@ static inline double gb_double(const char *name, const char *v, double lo, doubl
 
 static inline void gb_usage_exit(const char *usage, int status)
 {
-    if (agora_rank() == 0)
-        fputs(usage, status ? stderr : stdout);
+    if (agora_rank() == 0) fputs(usage, status ? stderr : stdout);
     agora_finalize();
     exit(status);
 }
@@ -127,9 +119,12 @@ static inline long gb_env_long(const char *name, long dflt)
 static inline struct gb_config gb_config(void)
 {
     /* the defaults of src/common/options.def */
-    struct gb_config c = {agora_gptr_scheme(), gb_env_long("AGORA_GPTR_LINE", 64),
-                          gb_env_long("AGORA_GPTR_RANK_BITS", 2), gb_env_long("AGORA_GPTR_INDEX_BITS", 10),
-                          gb_env_long("AGORA_GPTR_BLOCK", 64), gb_env_long("AGORA_GPTR_DIR_BITS", 12)};
+    struct gb_config c = {agora_gptr_scheme(),
+                          gb_env_long("AGORA_GPTR_LINE", 64),
+                          gb_env_long("AGORA_GPTR_RANK_BITS", 2),
+                          gb_env_long("AGORA_GPTR_INDEX_BITS", 10),
+                          gb_env_long("AGORA_GPTR_BLOCK", 64),
+                          gb_env_long("AGORA_GPTR_DIR_BITS", 12)};
     return c;
 }
 
@@ -144,8 +139,8 @@ static inline void gb_config_json(char *buf, size_t size, const struct gb_config
                  c->scheme, c->line, c->rank_bits, c->index_bits, 1L << (c->rank_bits + c->index_bits),
                  !strcmp(c->scheme, "ordercache") ? (1L << (c->rank_bits + c->index_bits)) * c->line : 0L);
     else if (!strcmp(c->scheme, "swcc"))
-        snprintf(buf, size, "\"scheme\":\"%s\",\"cache\":{\"block_bytes\":%ld,\"dir_bits\":%ld}", c->scheme,
-                 c->block, c->dir_bits);
+        snprintf(buf, size, "\"scheme\":\"%s\",\"cache\":{\"block_bytes\":%ld,\"dir_bits\":%ld}", c->scheme, c->block,
+                 c->dir_bits);
     else
         snprintf(buf, size, "\"scheme\":\"%s\",\"cache\":{}", c->scheme);
 }
@@ -178,8 +173,7 @@ static inline void gb_timing_buffers(long total, double **t, struct gb_counts **
 {
     *t = malloc((size_t)total * sizeof **t);
     *cs = malloc((size_t)(total + 1) * sizeof **cs);
-    if (!*t || !*cs)
-        gb_die("out of memory");
+    if (!*t || !*cs) gb_die("out of memory");
 }
 
 /* (b - a) on this rank, summed over all ranks (collective). */
@@ -234,13 +228,12 @@ static inline void gb_counts_json(char *buf, size_t size, const struct gb_counts
     snprintf(buf, size,
              "{\"reads\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"stores\":%" PRIu64 ",\"local\":%" PRIu64
              ",\"hits\":%" PRIu64 ",\"misses\":%" PRIu64 ",\"stalls\":%" PRIu64 ",\"write_backs\":%" PRIu64
-             ",\"requests\":%" PRIu64 ",\"bytes_fetched\":%" PRIu64 ",\"bytes_written\":%" PRIu64
-             ",\"nacks\":%" PRIu64 ",\"invalidations\":%" PRIu64 ",\"recalls\":%" PRIu64
-             ",\"out_of_order\":%" PRIu64 ",\"reorder_depth_max\":%" PRIu64 ",\"messages_sent\":%" PRIu64
-             ",\"bytes_sent\":%" PRIu64 "}",
+             ",\"requests\":%" PRIu64 ",\"bytes_fetched\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"nacks\":%" PRIu64
+             ",\"invalidations\":%" PRIu64 ",\"recalls\":%" PRIu64 ",\"out_of_order\":%" PRIu64
+             ",\"reorder_depth_max\":%" PRIu64 ",\"messages_sent\":%" PRIu64 ",\"bytes_sent\":%" PRIu64 "}",
              g.reads, g.writes, g.stores, g.local, g.hits, g.misses, g.stalls, g.write_backs, g.requests,
-             g.bytes_fetched, g.bytes_written, g.nacks, g.invalidations, g.recalls, g.out_of_order,
-             g.reorder_depth_max, gb_messages(c), gb_bytes(c));
+             g.bytes_fetched, g.bytes_written, g.nacks, g.invalidations, g.recalls, g.out_of_order, g.reorder_depth_max,
+             gb_messages(c), gb_bytes(c));
 }
 
 static inline double gb_hit_rate(const struct gb_counts *c)
@@ -253,14 +246,12 @@ static inline double gb_hit_rate(const struct gb_counts *c)
 /* Rank 0 prints "GPTR_RESULT <json>" and appends <json> to `path` if set. */
 static inline void gb_emit(const char *path, const char *json)
 {
-    if (agora_rank() != 0)
-        return;
+    if (agora_rank() != 0) return;
     printf("GPTR_RESULT %s\n", json);
     fflush(stdout);
     if (path && *path) {
         FILE *f = fopen(path, "a");
-        if (!f)
-            gb_die("cannot open %s: %s", path, strerror(errno));
+        if (!f) gb_die("cannot open %s: %s", path, strerror(errno));
         fprintf(f, "%s\n", json);
         fclose(f);
     }
@@ -275,8 +266,7 @@ static int gb_cmp_double(const void *a, const void *b)
 static inline double gb_median(const double *v, int n)
 {
     double *s = malloc((size_t)n * sizeof *s);
-    if (!s)
-        gb_die("out of memory");
+    if (!s) gb_die("out of memory");
     memcpy(s, v, (size_t)n * sizeof *s);
     qsort(s, (size_t)n, sizeof *s, gb_cmp_double);
     double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
@@ -291,11 +281,9 @@ static inline void gb_array_json(char *buf, size_t size, const double *v, int n,
     at += (size_t)snprintf(buf + at, size - at, "[");
     for (int i = 0; i < n && at < size; i++) {
         at += (size_t)snprintf(buf + at, size - at, i ? "," : "");
-        if (at < size)
-            at += (size_t)snprintf(buf + at, size - at, fmt, v[i]);
+        if (at < size) at += (size_t)snprintf(buf + at, size - at, fmt, v[i]);
     }
-    if (at < size)
-        snprintf(buf + at, size - at, "]");
+    if (at < size) snprintf(buf + at, size - at, "]");
 }
 
 /* The largest of every rank's value (collective). */
@@ -307,10 +295,7 @@ static inline double gb_max(double x)
 
 /* Every t[i] becomes the largest of the ranks' t[i], in one reduction
  * (collective). */
-static inline void gb_max_each(double *t, long n)
-{
-    GB_CHECK(agora_reduce(t, (size_t)n, AGORA_DOUBLE, AGORA_MAX));
-}
+static inline void gb_max_each(double *t, long n) { GB_CHECK(agora_reduce(t, (size_t)n, AGORA_DOUBLE, AGORA_MAX)); }
 
 /* The mean of t[1..total-1]: the timed iterations after the first (cold) one. */
 static inline double gb_timed_mean(const double *t, long total)
@@ -353,7 +338,10 @@ static inline uint64_t gb_next(struct gb_rng *r)
     return z ^ (z >> 31);
 }
 /* uniform in [0, n) */
-static inline uint64_t gb_below(struct gb_rng *r, uint64_t n) { return (uint64_t)(((unsigned __int128)gb_next(r) * n) >> 64); }
+static inline uint64_t gb_below(struct gb_rng *r, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)gb_next(r) * n) >> 64);
+}
 
 /* ---- spread arrays ---------------------------------------------------- */
 /* A collective allocation that must succeed. */

@@ -33,14 +33,10 @@ static void make_row(size_t i, size_t k, int32_t *col, double *val)
 {
     size_t gi = i / k, gj = i % k, s = 0;
     col[s] = (int32_t)i, val[s++] = 4.0 + shift;
-    if (gi > 0)
-        col[s] = (int32_t)(i - k), val[s++] = -1.0;
-    if (gj > 0)
-        col[s] = (int32_t)(i - 1), val[s++] = -1.0;
-    if (gj + 1 < k)
-        col[s] = (int32_t)(i + 1), val[s++] = -1.0;
-    if (gi + 1 < k)
-        col[s] = (int32_t)(i + k), val[s++] = -1.0;
+    if (gi > 0) col[s] = (int32_t)(i - k), val[s++] = -1.0;
+    if (gj > 0) col[s] = (int32_t)(i - 1), val[s++] = -1.0;
+    if (gj + 1 < k) col[s] = (int32_t)(i + 1), val[s++] = -1.0;
+    if (gi + 1 < k) col[s] = (int32_t)(i + k), val[s++] = -1.0;
     for (; s < W; s++)
         col[s] = (int32_t)i, val[s] = 0.0;
 }
@@ -60,8 +56,7 @@ static double serial_cg(size_t k, long iters, double **xout)
     int32_t *col = malloc(n * W * sizeof *col);
     double *val = malloc(n * W * sizeof *val), *x = calloc(n, sizeof *x), *r = malloc(n * sizeof *r),
            *p = malloc(n * sizeof *p), *q = malloc(n * sizeof *q);
-    if (!col || !val || !x || !r || !p || !q)
-        gb_die("gptr_cg: out of memory for the serial check");
+    if (!col || !val || !x || !r || !p || !q) gb_die("gptr_cg: out of memory for the serial check");
     for (size_t i = 0; i < n; i++) {
         make_row(i, k, col + i * W, val + i * W);
         r[i] = p[i] = rhs(i);
@@ -104,7 +99,10 @@ static inline double rd(const struct spread *v, size_t i)
     GB_CHECK(agora_gptr_read(elem(v, i), &x, sizeof x));
     return x;
 }
-static inline void wr(const struct spread *v, size_t i, double x) { GB_CHECK(agora_gptr_write(elem(v, i), &x, sizeof x)); }
+static inline void wr(const struct spread *v, size_t i, double x)
+{
+    GB_CHECK(agora_gptr_write(elem(v, i), &x, sizeof x));
+}
 
 /* sum over this rank's rows of a[i] * b[i], all-reduced */
 static double dot(const struct spread *a, const struct spread *b, size_t lo, size_t hi)
@@ -136,8 +134,7 @@ int main(int argc, char **argv)
     }
     const size_t k = (size_t)k_opt, n = k * k;
     if (n % (size_t)np) {
-        if (me == 0)
-            fprintf(stderr, "gptr_cg: n = K^2 = %zu must be a multiple of the %d ranks\n", n, np);
+        if (me == 0) fprintf(stderr, "gptr_cg: n = K^2 = %zu must be a multiple of the %d ranks\n", n, np);
         agora_finalize();
         return 2;
     }
@@ -204,8 +201,7 @@ int main(int argc, char **argv)
     double xerr = 0;
     if (me == 0) {
         double *gx = malloc(n * sizeof *gx), *ref;
-        if (!gx)
-            gb_die("out of memory for the check");
+        if (!gx) gb_die("out of memory for the check");
         for (int q2 = 0; q2 < np; q2++)
             GB_CHECK(agora_gptr_get(gx + (size_t)q2 * per, agora_gptr_on(x.base, q2), per * sizeof(double)));
         double ref_rho = serial_cg(k, total, &ref);

@@ -46,8 +46,7 @@ static double init_value(int kind, size_t i) { return gb_u01(gb_mix64(((uint64_t
 /* bench_em3d's build(): the dependencies of the nodes [lo, hi) of kind
  * `kind` owned by rank `me`, as global node numbers; rank r owns
  * [r*nodes, (r+1)*nodes). */
-static void build(int kind, int me, int np, size_t lo, size_t hi, const struct config *cfg, int32_t *dep,
-                  double *coef)
+static void build(int kind, int me, int np, size_t lo, size_t hi, const struct config *cfg, int32_t *dep, double *coef)
 {
     const int d = cfg->degree;
     for (size_t i = lo; i < hi; i++) {
@@ -97,10 +96,9 @@ static void compute(agora_gptr_t dst, const agora_gptr_t *srcp, const double *co
     }
 }
 
-static const char usage[] =
-    "usage: gptr_em3d [-n NODES_PER_RANK] [-d DEGREE] [-r REMOTE] [-s SPAN] [-i ITERATIONS]\n"
-    "                 [--seed S] [--no-verify] [--json PATH]\n"
-    "SWCC Split-C's EM3D with global pointers (the graph of bench_em3d).\n";
+static const char usage[] = "usage: gptr_em3d [-n NODES_PER_RANK] [-d DEGREE] [-r REMOTE] [-s SPAN] [-i ITERATIONS]\n"
+                            "                 [--seed S] [--no-verify] [--json PATH]\n"
+                            "SWCC Split-C's EM3D with global pointers (the graph of bench_em3d).\n";
 
 int main(int argc, char **argv)
 {
@@ -148,8 +146,7 @@ int main(int argc, char **argv)
     int32_t *dep = malloc(nodes * (size_t)d * sizeof *dep);
     double *ecoef = malloc(nodes * (size_t)d * sizeof *ecoef), *hcoef = malloc(nodes * (size_t)d * sizeof *hcoef);
     agora_gptr_t *edep = malloc(nodes * (size_t)d * sizeof *edep), *hdep = malloc(nodes * (size_t)d * sizeof *hdep);
-    if (!dep || !ecoef || !hcoef || !edep || !hdep)
-        gb_die("out of memory for the graph");
+    if (!dep || !ecoef || !hcoef || !edep || !hdep) gb_die("out of memory for the graph");
     size_t remote = 0;
     for (int kind = 0; kind < 2; kind++) {
         build(kind, me, np, lo, hi, &cfg, dep, kind ? hcoef : ecoef);
@@ -191,8 +188,7 @@ int main(int argc, char **argv)
     double *ge = NULL, *gh = NULL;
     if (me == 0) {
         ge = malloc(n * sizeof *ge), gh = malloc(n * sizeof *gh);
-        if (!ge || !gh)
-            gb_die("out of memory for the check");
+        if (!ge || !gh) gb_die("out of memory for the check");
         for (int r = 0; r < np; r++) {
             GB_CHECK(agora_gptr_get(ge + (size_t)r * nodes, agora_gptr_on(e, r), nodes * sizeof(double)));
             GB_CHECK(agora_gptr_get(gh + (size_t)r * nodes, agora_gptr_on(h, r), nodes * sizeof(double)));
@@ -203,8 +199,7 @@ int main(int argc, char **argv)
             double *re = malloc(n * sizeof *re), *rh = malloc(n * sizeof *rh);
             int32_t *sedep = malloc(n * (size_t)d * sizeof *sedep), *shdep = malloc(n * (size_t)d * sizeof *shdep);
             double *sec = malloc(n * (size_t)d * sizeof *sec), *shc = malloc(n * (size_t)d * sizeof *shc);
-            if (!re || !rh || !sedep || !shdep || !sec || !shc)
-                gb_die("out of memory for the serial check");
+            if (!re || !rh || !sedep || !shdep || !sec || !shc) gb_die("out of memory for the serial check");
             for (int r = 0; r < np; r++) {
                 size_t off = (size_t)r * nodes * (size_t)d;
                 build(0, r, np, (size_t)r * nodes, (size_t)(r + 1) * nodes, &cfg, sedep + off, sec + off);

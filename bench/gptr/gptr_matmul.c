@@ -58,8 +58,7 @@ int main(int argc, char **argv)
     }
     const size_t n = (size_t)n_opt;
     if (n % (size_t)p) {
-        if (me == 0)
-            fprintf(stderr, "gptr_matmul: n = %zu must be a multiple of the %d ranks\n", n, p);
+        if (me == 0) fprintf(stderr, "gptr_matmul: n = %zu must be a multiple of the %d ranks\n", n, p);
         agora_finalize();
         return 2;
     }
@@ -95,8 +94,7 @@ int main(int argc, char **argv)
                     GB_CHECK(agora_gptr_read(at(&A, i, kk), &a, sizeof a));
                     GB_CHECK(agora_gptr_read(at(&B, kk, j), &b, sizeof b));
                     sum += a * b;
-                    if (++kk == n)
-                        kk = 0;
+                    if (++kk == n) kk = 0;
                 }
                 GB_CHECK(agora_gptr_write(at(&C, i, j), &sum, sizeof sum));
             }
@@ -109,8 +107,7 @@ int main(int argc, char **argv)
     /* check this rank's rows of C (only their owner wrote them) */
     uint64_t bad = 0;
     double *ref = calloc(n, sizeof *ref);
-    if (!ref)
-        gb_die("out of memory");
+    if (!ref) gb_die("out of memory");
     for (size_t i = lo; i < hi; i++) {
         memset(ref, 0, n * sizeof *ref);
         for (size_t k = 0; k < n; k++) {

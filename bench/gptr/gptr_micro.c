@@ -34,10 +34,9 @@
 enum { SEQUENTIAL, RANDOM, WANDER, NPATTERNS };
 static const char *pattern_name[NPATTERNS] = {"sequential", "random", "wander"};
 
-static const char usage[] =
-    "usage: gptr_micro [--pattern sequential|random|wander|all] [--width 8|16|32|64|all]\n"
-    "                  [--reps R] [--seed S] [--elements E] [--barriers N] [--json PATH]\n"
-    "Themis's microbenchmark: 2*p*E reads (75%) and async writes (25%) per rank.\n";
+static const char usage[] = "usage: gptr_micro [--pattern sequential|random|wander|all] [--width 8|16|32|64|all]\n"
+                            "                  [--reps R] [--seed S] [--elements E] [--barriers N] [--json PATH]\n"
+                            "Themis's microbenchmark: 2*p*E reads (75%) and async writes (25%) per rank.\n";
 
 /* The one value element `idx` of rank `home` holds at width `wb` bytes. */
 static uint64_t value_of(int home, uint32_t idx, int wb)
@@ -108,8 +107,7 @@ int main(int argc, char **argv)
                 int k;
                 for (k = 0; k < NPATTERNS && strcmp(v, pattern_name[k]) != 0; k++)
                     ;
-                if (k == NPATTERNS)
-                    gb_usage_exit(usage, 2);
+                if (k == NPATTERNS) gb_usage_exit(usage, 2);
                 memset(patterns, 0, sizeof patterns);
                 patterns[k] = 1;
             }
@@ -117,8 +115,7 @@ int main(int argc, char **argv)
             if (strcmp(v, "all") != 0) {
                 long w = gb_long("--width", v, 8, 64);
                 int k = w == 8 ? 0 : w == 16 ? 1 : w == 32 ? 2 : w == 64 ? 3 : -1;
-                if (k < 0)
-                    gb_usage_exit(usage, 2);
+                if (k < 0) gb_usage_exit(usage, 2);
                 memset(widths, 0, sizeof widths);
                 widths[k] = 1;
             }
@@ -138,19 +135,16 @@ int main(int argc, char **argv)
     struct access *seq = malloc(n * sizeof *seq);
     uint64_t *wval = malloc(n * sizeof *wval); /* write values stay put until the sync */
     double *times = malloc((size_t)reps * sizeof *times), *btimes = malloc((size_t)reps * sizeof *btimes);
-    if (!seq || !wval || !times || !btimes)
-        gb_die("out of memory");
+    if (!seq || !wval || !times || !btimes) gb_die("out of memory");
     struct gb_config cfg = gb_config();
     char cfgjson[256];
     gb_config_json(cfgjson, sizeof cfgjson, &cfg);
     int all_valid = 1;
 
     for (int pat = 0; pat < NPATTERNS; pat++) {
-        if (!patterns[pat])
-            continue;
+        if (!patterns[pat]) continue;
         for (int wk = 0; wk < 4; wk++) {
-            if (!widths[wk])
-                continue;
+            if (!widths[wk]) continue;
             const int wb = 1 << wk; /* bytes */
             struct gb_counts total;
             memset(&total, 0, sizeof total);
@@ -172,7 +166,8 @@ int main(int argc, char **argv)
                 double t0 = agora_wtime();
                 GB_CHECK(agora_barrier());
                 for (size_t a = 0; a < n; a++) {
-                    agora_gptr_t g = agora_gptr_make((int)seq[a].rank, agora_gptr_offset(base) + (uint64_t)seq[a].index * (uint64_t)wb);
+                    agora_gptr_t g = agora_gptr_make((int)seq[a].rank,
+                                                     agora_gptr_offset(base) + (uint64_t)seq[a].index * (uint64_t)wb);
                     if (seq[a].write) {
                         GB_CHECK(agora_gptr_write_async(g, &wval[a], (size_t)wb, NULL));
                     } else {
@@ -217,16 +212,17 @@ int main(int argc, char **argv)
                                "\"mismatches\":%" PRIu64 ",\"valid\":%s",
                                cfgjson, pattern_name[pat], 8 * wb, p, E, n, n * (size_t)p, reps, seed, t_med, tl,
                                (double)tg.requests / accesses_all, (double)gb_messages(&total) / accesses_all,
-                               gb_hit_rate(&total), (double)tg.stalls / (double)reps,
-                               (double)tg.misses / (double)reps, bad, valid ? "true" : "false");
+                               gb_hit_rate(&total), (double)tg.stalls / (double)reps, (double)tg.misses / (double)reps,
+                               bad, valid ? "true" : "false");
             if (barriers > 0)
                 len += snprintf(out + len, sizeof out - (size_t)len, ",\"barriers\":%ld,\"barrier_us\":%.3f", barriers,
                                 gb_median(btimes, (int)reps));
             snprintf(out + len, sizeof out - (size_t)len, ",\"counters\":%s}", cnt);
             if (me == 0)
-                printf("gptr_micro %-12s %-10s %2d-bit: %8.3f us/access  %.3f req/access  hit %.3f  stalls/rep %.0f%s\n",
-                       cfg.scheme, pattern_name[pat], 8 * wb, t_med, (double)tg.requests / accesses_all,
-                       gb_hit_rate(&total), (double)tg.stalls / (double)reps, valid ? "" : "  INVALID");
+                printf(
+                    "gptr_micro %-12s %-10s %2d-bit: %8.3f us/access  %.3f req/access  hit %.3f  stalls/rep %.0f%s\n",
+                    cfg.scheme, pattern_name[pat], 8 * wb, t_med, (double)tg.requests / accesses_all,
+                    gb_hit_rate(&total), (double)tg.stalls / (double)reps, valid ? "" : "  INVALID");
             gb_emit(json, out);
             if (!valid && me == 0)
                 fprintf(stderr, "VALIDATION FAILED: %s %s %d-bit: %" PRIu64 " reads returned a wrong value\n",

@@ -48,7 +48,8 @@ void floor_handler(int, siginfo_t *, void *) { mprotect(g_floor_page, kPage, PRO
 
 std::vector<double> floor_fault(int reps) {
   g_floor_page = (char *)mmap(nullptr, kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  struct sigaction sa {}, old{};
+  struct sigaction sa {
+  }, old{};
   sa.sa_sigaction = floor_handler;
   sa.sa_flags = SA_SIGINFO;
   sigaction(SIGSEGV, &sa, &old);
@@ -97,8 +98,10 @@ int main(int argc, char **argv) {
   const char *json = nullptr;
   int reps = 2000;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
-    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
+      json = argv[++i];
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr, "usage: agora-microbench [--json FILE] [--reps N]\n");
       return 2;

@@ -17,12 +17,14 @@ struct args {
     double median_us;
 };
 
-static int cmp(const void *a, const void *b) {
+static int cmp(const void *a, const void *b)
+{
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static void *measure(void *arg) {
+static void *measure(void *arg)
+{
     struct args *a = arg;
     double t[MAX_ROUNDS];
     size_t bytes = (size_t)a->pages * 4096;
@@ -43,7 +45,8 @@ static void *measure(void *arg) {
     return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     agora_init(&argc, &argv);
     if (agora_rank() == 0) {
         long pages = argc > 1 ? atol(argv[1]) : 1;

@@ -25,7 +25,7 @@
 
 namespace {
 
-constexpr size_t kWords = 4096;      // 32 KiB: stays in L1/L2, so the stores themselves are cheap
+constexpr size_t kWords = 4096;  // 32 KiB: stays in L1/L2, so the stores themselves are cheap
 constexpr size_t kPasses = 64;
 
 // One 8-byte store per iteration: no vectorization, no unrolling, so that a

@@ -40,20 +40,15 @@ static void make_row(size_t i, size_t k, int32_t *col, double *val)
 {
     size_t gi = i / k, gj = i % k, s = 0;
     col[s] = (int32_t)i, val[s++] = 4.0 + shift;
-    if (gi > 0)
-        col[s] = (int32_t)(i - k), val[s++] = -1.0;
-    if (gj > 0)
-        col[s] = (int32_t)(i - 1), val[s++] = -1.0;
-    if (gj + 1 < k)
-        col[s] = (int32_t)(i + 1), val[s++] = -1.0;
-    if (gi + 1 < k)
-        col[s] = (int32_t)(i + k), val[s++] = -1.0;
+    if (gi > 0) col[s] = (int32_t)(i - k), val[s++] = -1.0;
+    if (gj > 0) col[s] = (int32_t)(i - 1), val[s++] = -1.0;
+    if (gj + 1 < k) col[s] = (int32_t)(i + 1), val[s++] = -1.0;
+    if (gi + 1 < k) col[s] = (int32_t)(i + k), val[s++] = -1.0;
     for (; s < W; s++)
         col[s] = (int32_t)i, val[s] = 0.0;
 }
 
-static void spmv(const int32_t *col, const double *val, const double *p, double *q, size_t lo,
-                 size_t hi)
+static void spmv(const int32_t *col, const double *val, const double *p, double *q, size_t lo, size_t hi)
 {
     for (size_t i = lo; i < hi; i++) {
         const int32_t *c = col + i * W;
@@ -80,8 +75,7 @@ static double serial_cg(size_t k, long iters, double **xout)
     int32_t *col = malloc(n * W * sizeof *col);
     double *val = malloc(n * W * sizeof *val), *x = calloc(n, sizeof *x), *r = malloc(n * sizeof *r),
            *p = malloc(n * sizeof *p), *q = malloc(n * sizeof *q);
-    if (!col || !val || !x || !r || !p || !q)
-        shm_die("cg: out of memory for the serial check");
+    if (!col || !val || !x || !r || !p || !q) shm_die("cg: out of memory for the serial check");
     for (size_t i = 0; i < n; i++) {
         make_row(i, k, col + i * W, val + i * W);
         r[i] = p[i] = rhs(i);
@@ -131,8 +125,7 @@ static int worker(void *arg)
 
     long total = cfg->iters + 1;
     for (long it = 0; it < total; it++) {
-        if (it == 1)
-            shm_kernel_begin();
+        if (it == 1) shm_kernel_begin();
         spmv(col, val, p, q, lo, hi);
         double pq = dot(p, q, lo, hi);
         /* everyone has finished reading p once this returns */
@@ -163,8 +156,10 @@ static int worker(void *arg)
         }
         double xerr = sqrt(num / (den > 0 ? den : 1.0));
         if (!(xerr <= 1e-8)) {
-            fprintf(stderr, "VALIDATION FAILED: cg: x differs from the serial solution by %.3e "
-                            "(relative 2-norm, limit 1e-8)\n", xerr);
+            fprintf(stderr,
+                    "VALIDATION FAILED: cg: x differs from the serial solution by %.3e "
+                    "(relative 2-norm, limit 1e-8)\n",
+                    xerr);
             valid = 0;
         }
         /* relative, except once CG has converged to rounding level */
@@ -174,20 +169,17 @@ static int worker(void *arg)
             valid = 0;
         }
         if (valid && !(rho < rho0)) {
-            fprintf(stderr, "VALIDATION FAILED: cg: residual did not decrease (%.3e -> %.3e)\n",
-                    sqrt(rho0), sqrt(rho));
+            fprintf(stderr, "VALIDATION FAILED: cg: residual did not decrease (%.3e -> %.3e)\n", sqrt(rho0), sqrt(rho));
             valid = 0;
         }
         free(ref);
         printf("cg: K=%zu n=%zu iterations=%ld workers=%d |r0|=%.6e |r|=%.6e x-diff=%.2e "
                "time/iter=%.4f ms\n",
-               k, n, cfg->iters, SHM_NPROCS(), sqrt(rho0), sqrt(rho), xerr,
-               1e3 * t / (double)cfg->iters);
+               k, n, cfg->iters, SHM_NPROCS(), sqrt(rho0), sqrt(rho), xerr, 1e3 * t / (double)cfg->iters);
     }
     char size[64];
     snprintf(size, sizeof size, "K=%zu", k);
-    return shm_report("cg", "default", size, 1e3 * t / (double)cfg->iters, "ms/iter", t,
-                      cfg->iters, valid, NULL);
+    return shm_report("cg", "default", size, 1e3 * t / (double)cfg->iters, "ms/iter", t, cfg->iters, valid, NULL);
 }
 
 int main(int argc, char **argv)
@@ -199,7 +191,6 @@ int main(int argc, char **argv)
         {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed iterations", SHM_AT_LEAST(1)},
         SHM_OPTIONS_END};
     int rc = shm_parse_options(argc, argv, opts, "Naive conjugate gradient on a K x K grid's Laplacian (Themis).");
-    if (rc != SHM_OPTIONS_PARSED)
-        return rc;
+    if (rc != SHM_OPTIONS_PARSED) return rc;
     return shm_run_and_finish(worker, &cfg);
 }

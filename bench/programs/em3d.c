@@ -39,8 +39,7 @@ struct config {
 static double init_value(int kind, size_t i) { return shm_u01(shm_mix64(((uint64_t)kind << 40) + i)) + 0.5; }
 
 /* Update nodes [lo, hi) of `dst` from `src` through their dependency lists. */
-static void compute(double *dst, const double *src, const int32_t *dep, const double *coef,
-                    size_t lo, size_t hi, int d)
+static void compute(double *dst, const double *src, const int32_t *dep, const double *coef, size_t lo, size_t hi, int d)
 {
     for (size_t i = lo; i < hi; i++) {
         double v = dst[i];
@@ -54,8 +53,8 @@ static void compute(double *dst, const double *src, const int32_t *dep, const do
 
 /* Build the dependency lists of nodes [lo, hi) (of kind `kind`, owned by
  * worker `me`); `range` holds every worker's node range. */
-static void build(int kind, int me, int np, const size_t (*range)[2], size_t lo, size_t hi,
-                  const struct config *cfg, int32_t *dep, double *coef)
+static void build(int kind, int me, int np, const size_t (*range)[2], size_t lo, size_t hi, const struct config *cfg,
+                  int32_t *dep, double *coef)
 {
     const int d = cfg->degree;
     for (size_t i = lo; i < hi; i++) {
@@ -93,9 +92,8 @@ static int worker(void *arg)
     int32_t *hdep = shm_alloc_or_die(n * (size_t)d * sizeof(int32_t), "H dependencies");
     double *hcoef = shm_alloc_or_die(n * (size_t)d * sizeof(double), "H coefficients");
 
-    size_t (*range)[2] = malloc((size_t)np * sizeof *range);
-    if (!range)
-        shm_die("em3d: out of memory");
+    size_t(*range)[2] = malloc((size_t)np * sizeof *range);
+    if (!range) shm_die("em3d: out of memory");
     for (int r = 0; r < np; r++)
         shm_owned_range(e, n, sizeof(double), r, &range[r][0], &range[r][1]);
     const size_t lo = range[id][0], hi = range[id][1];
@@ -109,8 +107,7 @@ static int worker(void *arg)
 
     long total = cfg->iters + 1;
     for (long it = 0; it < total; it++) {
-        if (it == 1)
-            shm_kernel_begin();
+        if (it == 1) shm_kernel_begin();
         compute(e, h, edep, ecoef, lo, hi, d);
         SHM_BARRIER();
         compute(h, e, hdep, hcoef, lo, hi, d);
@@ -122,8 +119,7 @@ static int worker(void *arg)
     if (id == 0) {
         /* serial replay over the same graph (read from the shared lists) */
         double *re = malloc(n * sizeof *re), *rh = malloc(n * sizeof *rh);
-        if (!re || !rh)
-            shm_die("em3d: out of memory for the serial check");
+        if (!re || !rh) shm_die("em3d: out of memory for the serial check");
         for (size_t i = 0; i < n; i++) {
             re[i] = init_value(0, i);
             rh[i] = init_value(1, i);
@@ -144,35 +140,31 @@ static int worker(void *arg)
                 }
         printf("em3d: nodes/worker=%zu degree=%d remote=%.3f (actual %.3f) span=%d iterations=%ld "
                "workers=%d time/iter=%.4f ms\n",
-               cfg->nodes, d, cfg->remote, (double)remote / (double)(n * (size_t)d), cfg->span,
-               cfg->iters, np, 1e3 * t / (double)cfg->iters);
+               cfg->nodes, d, cfg->remote, (double)remote / (double)(n * (size_t)d), cfg->span, cfg->iters, np,
+               1e3 * t / (double)cfg->iters);
         free(re), free(rh);
     }
     free(range);
     char size[96];
     snprintf(size, sizeof size, "n=%zu/worker,d=%d,r=%g,s=%d", cfg->nodes, d, cfg->remote, cfg->span);
-    return shm_report("em3d", "default", size, 1e3 * t / (double)cfg->iters, "ms/iter", t,
-                      cfg->iters, valid, "\"weak_scaling\":true");
+    return shm_report("em3d", "default", size, 1e3 * t / (double)cfg->iters, "ms/iter", t, cfg->iters, valid,
+                      "\"weak_scaling\":true");
 }
 
 int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
-    struct config cfg = {.nodes = 100000, .degree = 20, .span = 1, .remote = 0.1, .iters = 50,
-                         .seed = 12345};
+    struct config cfg = {.nodes = 100000, .degree = 20, .span = 1, .remote = 0.1, .iters = 50, .seed = 12345};
     const struct shm_option opts[] = {
         {"nodes", "n", SHM_OPT_SIZE, &cfg.nodes, "N", "E and H nodes per worker (weak scaling)",
          SHM_RANGE(1, INT32_MAX)},
         {"degree", "d", SHM_OPT_INT, &cfg.degree, "D", "dependencies per node", SHM_RANGE(1, 65536)},
-        {"remote", "r", SHM_OPT_DOUBLE, &cfg.remote, "P", "probability that a dependency is remote",
-         SHM_RANGE(0, 1)},
-        {"span", "s", SHM_OPT_INT, &cfg.span, "S", "how many workers away a remote dependency may be",
-         SHM_AT_LEAST(1)},
+        {"remote", "r", SHM_OPT_DOUBLE, &cfg.remote, "P", "probability that a dependency is remote", SHM_RANGE(0, 1)},
+        {"span", "s", SHM_OPT_INT, &cfg.span, "S", "how many workers away a remote dependency may be", SHM_AT_LEAST(1)},
         {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed iterations", SHM_AT_LEAST(1)},
         SHM_OPTIONS_END};
     int rc = shm_parse_options(argc, argv, opts, "EM3D wave propagation on a random bipartite graph (SWCC Split-C).");
-    if (rc != SHM_OPTIONS_PARSED)
-        return rc;
+    if (rc != SHM_OPTIONS_PARSED) return rc;
     if (cfg.nodes > (size_t)INT32_MAX / (size_t)SHM_NPROCS())
         return shm_usage("em3d: %zu nodes per worker x %d workers exceed %d nodes\n", cfg.nodes, SHM_NPROCS(),
                          INT32_MAX);

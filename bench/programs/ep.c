@@ -55,8 +55,7 @@ static void ep_batches(uint64_t k0, uint64_t k1, struct tally *t, double *x)
         /* seed of batch k: S * an^k, by binary exponentiation */
         uint64_t seed = S_SEED, p = an, kk = k;
         while (kk) {
-            if (kk & 1)
-                seed = lcg(p, seed);
+            if (kk & 1) seed = lcg(p, seed);
             p = lcg(p, p);
             kk >>= 1;
         }
@@ -85,8 +84,7 @@ static int worker(void *arg)
     const int id = SHM_ID();
     const uint64_t nbatches = 1ULL << (cfg->m - MK);
     double *x = malloc(2 * NK * sizeof *x);
-    if (!x)
-        shm_die("ep: out of memory");
+    if (!x) shm_die("ep: out of memory");
 
     size_t lo, hi;
     shm_even_range(nbatches, id, &lo, &hi);
@@ -110,8 +108,8 @@ static int worker(void *arg)
         ep_batches(0, nbatches, &ref, x);
         for (int i = 0; i < NQ; i++)
             if (t.q[i] != ref.q[i]) {
-                fprintf(stderr, "VALIDATION FAILED: ep: count q[%d] = %lld, serial %lld\n", i,
-                        (long long)t.q[i], (long long)ref.q[i]);
+                fprintf(stderr, "VALIDATION FAILED: ep: count q[%d] = %lld, serial %lld\n", i, (long long)t.q[i],
+                        (long long)ref.q[i]);
                 valid = 0;
             }
         valid = valid && shm_check_scalar("ep sum X", s[0], ref.sx, 1e-9) &&
@@ -127,9 +125,8 @@ static int worker(void *arg)
         if (valid && vx != 0)
             valid = shm_check_scalar("ep sum X vs NAS reference", s[0], vx, 1e-8) &&
                     shm_check_scalar("ep sum Y vs NAS reference", s[1], vy, 1e-8);
-        printf("ep: M=%d pairs=%llu workers=%d gaussian_pairs=%lld sx=%.15e sy=%.15e time=%.4f s\n",
-               cfg->m, (unsigned long long)(1ULL << cfg->m), SHM_NPROCS(), (long long)gc, s[0],
-               s[1], time);
+        printf("ep: M=%d pairs=%llu workers=%d gaussian_pairs=%lld sx=%.15e sy=%.15e time=%.4f s\n", cfg->m,
+               (unsigned long long)(1ULL << cfg->m), SHM_NPROCS(), (long long)gc, s[0], s[1], time);
         printf("ep: counts");
         for (int i = 0; i < NQ; i++)
             printf(" %lld", (long long)t.q[i]);
@@ -147,12 +144,11 @@ int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
     struct config cfg = {.m = 25};
-    const struct shm_option opts[] = {
-        {"log2-pairs", "mn", SHM_OPT_INT, &cfg.m, "M", "2^M pairs of random numbers (24: class S, 25: W, 28: A)",
-         SHM_RANGE(MK, 40)},
-        SHM_OPTIONS_END};
-    int rc = shm_parse_options(argc, argv, opts, "NAS Parallel Benchmarks EP, embarrassingly parallel (Wong & Rendell).");
-    if (rc != SHM_OPTIONS_PARSED)
-        return rc;
+    const struct shm_option opts[] = {{"log2-pairs", "mn", SHM_OPT_INT, &cfg.m, "M",
+                                       "2^M pairs of random numbers (24: class S, 25: W, 28: A)", SHM_RANGE(MK, 40)},
+                                      SHM_OPTIONS_END};
+    int rc =
+        shm_parse_options(argc, argv, opts, "NAS Parallel Benchmarks EP, embarrassingly parallel (Wong & Rendell).");
+    if (rc != SHM_OPTIONS_PARSED) return rc;
     return shm_run_and_finish(worker, &cfg);
 }

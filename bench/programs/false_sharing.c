@@ -51,7 +51,8 @@ static int worker(void *arg)
             for (size_t k = (size_t)id; k < per_page; k += (size_t)np)
                 for (size_t p = 0; p < (size_t)cfg->pages; p++) {
                     volatile double x = 1.0; /* the computation behind an update */
-                    for (long c = 0; c < cfg->work; c++) x = x * 1.0000001 + 1e-9;
+                    for (long c = 0; c < cfg->work; c++)
+                        x = x * 1.0000001 + 1e-9;
                     size_t i = p * per_page + k;
                     w[i] = r == cfg->rounds ? value(it, i) : value(it, i) + (uint64_t)r;
                 }
@@ -69,8 +70,7 @@ static int worker(void *arg)
                         "VALIDATION FAILED: false_sharing: worker %d: word %zu (page %zu, owner %d) "
                         "holds iteration %llu word %llu, expected iteration %ld\n",
                         id, i, i * sizeof(uint64_t) / SHM_PAGE_SIZE, (int)(i % (size_t)np),
-                        (unsigned long long)(got >> 32), (unsigned long long)(got & 0xffffffffu),
-                        last);
+                        (unsigned long long)(got >> 32), (unsigned long long)(got & 0xffffffffu), last);
             bad++;
         }
     }
@@ -88,15 +88,14 @@ static int worker(void *arg)
                "%.4f ms/iter",
                cfg->pages, nwords, cfg->iters, np, t, 1e3 * t * per);
         if (strcmp(SHM_BACKEND, "agora") == 0)
-            printf(" faults/iter=%.1f msgs/iter=%.1f bytes/iter=%.0f diff_bytes/iter=%.0f",
-                   (st[0] + st[1]) * per, st[5] * per, st[6] * per, st[13] * per);
+            printf(" faults/iter=%.1f msgs/iter=%.1f bytes/iter=%.0f diff_bytes/iter=%.0f", (st[0] + st[1]) * per,
+                   st[5] * per, st[6] * per, st[13] * per);
         printf("\n");
     }
     char size[64], extra[128];
     snprintf(size, sizeof size, "pages=%ld", cfg->pages);
     snprintf(extra, sizeof extra, "\"bytes_per_iter\":%.1f", st[6] * per);
-    return shm_report("false_sharing", "default", size, 1e3 * t * per, "ms/iter", t, cfg->iters,
-                      valid, extra);
+    return shm_report("false_sharing", "default", size, 1e3 * t * per, "ms/iter", t, cfg->iters, valid, extra);
 }
 
 int main(int argc, char **argv)
@@ -111,7 +110,6 @@ int main(int argc, char **argv)
         SHM_OPTIONS_END};
     int rc = shm_parse_options(argc, argv, opts,
                                "Workers update disjoint, interleaved words of shared pages (false sharing).");
-    if (rc != SHM_OPTIONS_PARSED)
-        return rc;
+    if (rc != SHM_OPTIONS_PARSED) return rc;
     return shm_run_and_finish(worker, &cfg);
 }

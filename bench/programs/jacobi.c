@@ -41,8 +41,8 @@ static double rhs(size_t i, size_t j, double dx, double dy)
 /* One Jacobi sweep over interior rows [r0, r1); returns the sum of squared
  * residuals. Shared by the parallel kernel and the serial check so that both
  * evaluate exactly the same expression per point. */
-static double sweep(double *u, const double *uold, const double *f, size_t n, size_t r0,
-                    size_t r1, double ax, double ay, double b)
+static double sweep(double *u, const double *uold, const double *f, size_t n, size_t r0, size_t r1, double ax,
+                    double ay, double b)
 {
     double err = 0.0;
     for (size_t i = r0; i < r1; i++) {
@@ -65,8 +65,7 @@ static double serial_jacobi(size_t n, long iters, double **out)
     double dx = 2.0 / (double)(n - 1), dy = dx;
     double ax = 1.0 / (dx * dx), ay = 1.0 / (dy * dy), b = -2.0 / (dx * dx) - 2.0 / (dy * dy) - alpha;
     double *u = calloc(n * n, sizeof *u), *uo = calloc(n * n, sizeof *uo), *f = malloc(n * n * sizeof *f);
-    if (!u || !uo || !f)
-        shm_die("jacobi: out of memory for the serial check");
+    if (!u || !uo || !f) shm_die("jacobi: out of memory for the serial check");
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++)
             f[i * n + j] = rhs(i, j, dx, dy);
@@ -102,8 +101,7 @@ static int worker(void *arg)
     shm_owned_range(u, n, n * sizeof(double), id, &lo, &hi);
     /* interior rows this worker relaxes */
     size_t r0 = lo < 1 ? 1 : lo, r1 = hi > n - 1 ? n - 1 : hi;
-    if (r0 > r1)
-        r0 = r1;
+    if (r0 > r1) r0 = r1;
     for (size_t i = lo; i < hi; i++)
         for (size_t j = 0; j < n; j++) {
             u[i * n + j] = 0.0;
@@ -114,15 +112,13 @@ static int worker(void *arg)
     double error = 0.0;
     long total_iters = cfg->iters + 1; /* +1: the untimed warm-up */
     for (long k = 0; k < total_iters; k++) {
-        if (k == 1)
-            shm_kernel_begin();
+        if (k == 1) shm_kernel_begin();
         memcpy(uold + lo * n, u + lo * n, (hi - lo) * n * sizeof(double));
         SHM_BARRIER(); /* neighbours' uold rows are complete */
         double local = sweep(u, uold, f, n, r0, r1, ax, ay, b);
         if (cfg->use_lock) {
             int s = (int)(k & 1);
-            if (id == 0)
-                errsum[1 - s] = 0.0; /* everyone finished reading it last iteration */
+            if (id == 0) errsum[1 - s] = 0.0; /* everyone finished reading it last iteration */
             SHM_LOCK(errlock);
             errsum[s] += local;
             SHM_UNLOCK(errlock);
@@ -146,13 +142,12 @@ static int worker(void *arg)
                 shm_check_scalar("jacobi residual", error, ref_err, 1e-9);
         free(ref);
         printf("jacobi(%s): n=%zu iterations=%ld workers=%d residual=%.6e time/iter=%.4f ms\n",
-               cfg->use_lock ? "lock" : "reduce", n, cfg->iters, SHM_NPROCS(), error,
-               1e3 * t / (double)cfg->iters);
+               cfg->use_lock ? "lock" : "reduce", n, cfg->iters, SHM_NPROCS(), error, 1e3 * t / (double)cfg->iters);
     }
     char size[64];
     snprintf(size, sizeof size, "n=%zu", n);
-    return shm_report("jacobi", cfg->use_lock ? "lock" : "reduce", size,
-                      1e3 * t / (double)cfg->iters, "ms/iter", t, cfg->iters, valid, NULL);
+    return shm_report("jacobi", cfg->use_lock ? "lock" : "reduce", size, 1e3 * t / (double)cfg->iters, "ms/iter", t,
+                      cfg->iters, valid, NULL);
 }
 
 int main(int argc, char **argv)
@@ -162,11 +157,10 @@ int main(int argc, char **argv)
     const struct shm_option opts[] = {
         {"size", "n", SHM_OPT_SIZE, &cfg.n, "N", "grid side", SHM_RANGE(3, 1 << 20)},
         {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed iterations", SHM_AT_LEAST(1)},
-        {"variant", "v", SHM_OPT_CHOICE, &cfg.use_lock, NULL,
-         "combine the residual with an all-reduce or under a lock", .choices = "reduce|lock"},
+        {"variant", "v", SHM_OPT_CHOICE, &cfg.use_lock, NULL, "combine the residual with an all-reduce or under a lock",
+         .choices = "reduce|lock"},
         SHM_OPTIONS_END};
     int rc = shm_parse_options(argc, argv, opts, "Helmholtz Jacobi solver on an N x N grid (OmpSCR, Samhita/RegC).");
-    if (rc != SHM_OPTIONS_PARSED)
-        return rc;
+    if (rc != SHM_OPTIONS_PARSED) return rc;
     return shm_run_and_finish(worker, &cfg);
 }

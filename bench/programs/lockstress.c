@@ -37,8 +37,7 @@ static int worker(void *arg)
     volatile uint64_t *w = shm_alloc_or_die(nwords * sizeof(uint64_t), "words");
     SHM_LOCK_DECL(locks) = SHM_LOCK_ARRAY_CREATE((size_t)cfg->locks);
     int64_t *mine = calloc(nwords, sizeof *mine); /* this worker's updates per word */
-    if (!mine)
-        shm_die("lockstress: out of memory for %zu counters", nwords);
+    if (!mine) shm_die("lockstress: out of memory for %zu counters", nwords);
     SHM_BARRIER();
 
     uint64_t rng = shm_mix64(cfg->seed * 0x100000001b3ULL + (uint64_t)id);
@@ -50,12 +49,12 @@ static int worker(void *arg)
         SHM_LOCK(&locks[l]);
         uint64_t v = w[i];
         volatile double x = 1.0; /* the computation between read and write */
-        for (long c = 0; c < cfg->work; c++) x = x * 1.0000001 + 1e-9;
+        for (long c = 0; c < cfg->work; c++)
+            x = x * 1.0000001 + 1e-9;
         w[i] = v + 1;
         SHM_UNLOCK(&locks[l]);
         mine[i]++;
-        if (op % cfg->every == 0)
-            SHM_BARRIER();
+        if (op % cfg->every == 0) SHM_BARRIER();
     }
     double t = shm_kernel_end();
 
@@ -75,8 +74,8 @@ static int worker(void *arg)
     }
     if (total != (int64_t)np * cfg->ops) {
         if (bad == 0)
-            fprintf(stderr, "VALIDATION FAILED: lockstress: worker %d: %lld updates counted, expected %lld\n",
-                    id, (long long)total, (long long)np * cfg->ops);
+            fprintf(stderr, "VALIDATION FAILED: lockstress: worker %d: %lld updates counted, expected %lld\n", id,
+                    (long long)total, (long long)np * cfg->ops);
         bad++;
     }
     SHM_REDUCE_SUM_INT64(&bad, 1);
@@ -86,15 +85,13 @@ static int worker(void *arg)
     double ops_per_s = (double)np * (double)cfg->ops / t;
     if (id == 0) {
         if (!valid)
-            fprintf(stderr, "VALIDATION FAILED: lockstress: %lld mismatches (summed over workers)\n",
-                    (long long)bad);
+            fprintf(stderr, "VALIDATION FAILED: lockstress: %lld mismatches (summed over workers)\n", (long long)bad);
         printf("lockstress: ops=%ld per worker, locks=%ld pages=%ld barrier every %ld, workers=%d "
                "time=%.4f s %.0f ops/s (%.0f per worker)\n",
                cfg->ops, cfg->locks, cfg->pages, cfg->every, np, t, ops_per_s, ops_per_s / np);
     }
     char size[96];
-    snprintf(size, sizeof size, "ops=%ld,locks=%ld,pages=%ld,k=%ld", cfg->ops, cfg->locks,
-             cfg->pages, cfg->every);
+    snprintf(size, sizeof size, "ops=%ld,locks=%ld,pages=%ld,k=%ld", cfg->ops, cfg->locks, cfg->pages, cfg->every);
     return shm_report("lockstress", "default", size, ops_per_s, "ops/s", t, cfg->ops, valid, NULL);
 }
 
@@ -112,11 +109,10 @@ int main(int argc, char **argv)
         {"seed", "s", SHM_OPT_U64, &cfg.seed, "S", "random seed", SHM_ANY_VALUE},
         SHM_OPTIONS_END};
     int rc = shm_parse_options(argc, argv, opts, "Random lock-protected updates to falsely shared words.");
-    if (rc != SHM_OPTIONS_PARSED)
-        return rc;
+    if (rc != SHM_OPTIONS_PARSED) return rc;
     long words = cfg.pages * (long)(SHM_PAGE_SIZE / sizeof(uint64_t));
     if (cfg.locks > words)
-        return shm_usage("lockstress: %ld locks need at least %ld words; %ld pages hold %ld\n",
-                         cfg.locks, cfg.locks, cfg.pages, words);
+        return shm_usage("lockstress: %ld locks need at least %ld words; %ld pages hold %ld\n", cfg.locks, cfg.locks,
+                         cfg.pages, words);
     return shm_run_and_finish(worker, &cfg);
 }

@@ -29,8 +29,7 @@ struct config {
 static double a_of(size_t i, size_t k) { return (double)((int)((i * 3 + k * 7) % 17) - 8); }
 static double b_of(size_t k, size_t j) { return (double)((int)((k * 5 + j * 11) % 13) - 6); }
 
-static void naive(const double *A, const double *B, double *C, size_t n, size_t lo, size_t hi,
-                  size_t kstart)
+static void naive(const double *A, const double *B, double *C, size_t n, size_t lo, size_t hi, size_t kstart)
 {
     for (size_t i = lo; i < hi; i++)
         for (size_t j = 0; j < n; j++) {
@@ -38,15 +37,14 @@ static void naive(const double *A, const double *B, double *C, size_t n, size_t 
             size_t kk = kstart;
             for (size_t k = 0; k < n; k++) {
                 sum += A[i * n + kk] * B[kk * n + j];
-                if (++kk == n)
-                    kk = 0;
+                if (++kk == n) kk = 0;
             }
             C[i * n + j] = sum;
         }
 }
 
-static void blocked(const double *A, const double *B, double *C, size_t n, size_t lo, size_t hi,
-                    size_t bs, size_t kstart, double *la, double *lb, double *lc)
+static void blocked(const double *A, const double *B, double *C, size_t n, size_t lo, size_t hi, size_t bs,
+                    size_t kstart, double *la, double *lb, double *lc)
 {
     size_t nkb = (n + bs - 1) / bs;
     for (size_t i0 = lo; i0 < hi; i0 += bs) {
@@ -95,17 +93,14 @@ static int worker(void *arg)
             B[i * n + j] = b_of(i, j);
             C[i * n + j] = 0.0;
         }
-    double *la = malloc(bs * bs * sizeof *la), *lb = malloc(bs * bs * sizeof *lb),
-           *lc = malloc(bs * bs * sizeof *lc);
-    if (!la || !lb || !lc)
-        shm_die("matmul: out of memory for tiles");
+    double *la = malloc(bs * bs * sizeof *la), *lb = malloc(bs * bs * sizeof *lb), *lc = malloc(bs * bs * sizeof *lc);
+    if (!la || !lb || !lc) shm_die("matmul: out of memory for tiles");
     size_t kstart = (size_t)id * n / (size_t)SHM_NPROCS(); /* staggered start */
     SHM_BARRIER();
 
     long total = cfg->iters + 1;
     for (long it = 0; it < total; it++) {
-        if (it == 1)
-            shm_kernel_begin();
+        if (it == 1) shm_kernel_begin();
         if (cfg->blocked)
             blocked(A, B, C, n, lo, hi, bs, kstart, la, lb, lc);
         else
@@ -119,8 +114,7 @@ static int worker(void *arg)
     int valid = 1;
     if (id == 0) {
         double *ref = calloc(n * n, sizeof *ref), *brow = malloc(n * sizeof *brow);
-        if (!ref || !brow)
-            shm_die("matmul: out of memory for the serial check");
+        if (!ref || !brow) shm_die("matmul: out of memory for the serial check");
         for (size_t i = 0; i < n; i++)
             for (size_t k = 0; k < n; k++) {
                 double aik = a_of(i, k);
@@ -132,8 +126,8 @@ static int worker(void *arg)
     }
     double gflops = 2.0 * (double)n * (double)n * (double)n * (double)cfg->iters / t / 1e9;
     if (id == 0)
-        printf("matmul(%s): n=%zu block=%zu iterations=%ld workers=%d time/mult=%.4f s %.3f GFLOP/s\n",
-               variant, n, bs, cfg->iters, SHM_NPROCS(), t / (double)cfg->iters, gflops);
+        printf("matmul(%s): n=%zu block=%zu iterations=%ld workers=%d time/mult=%.4f s %.3f GFLOP/s\n", variant, n, bs,
+               cfg->iters, SHM_NPROCS(), t / (double)cfg->iters, gflops);
     char size[64];
     snprintf(size, sizeof size, "n=%zu", n);
     return shm_report("matmul", variant, size, gflops, "GFLOP/s", t, cfg->iters, valid, NULL);
@@ -152,8 +146,7 @@ int main(int argc, char **argv)
          .choices = "naive|blocked"},
         SHM_OPTIONS_END};
     int rc = shm_parse_options(argc, argv, opts, "Dense matrix multiply C = A x B (SWCC Split-C).");
-    if (rc != SHM_OPTIONS_PARSED)
-        return rc;
+    if (rc != SHM_OPTIONS_PARSED) return rc;
     if (cfg.iters == 0) /* default: about the same time for both variants */
         cfg.iters = cfg.blocked ? 30 : 3;
     return shm_run_and_finish(worker, &cfg);

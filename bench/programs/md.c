@@ -26,7 +26,7 @@
  * and total energy must be conserved to 1e-6 relative. */
 #include "shm.h"
 
-#define ND 3    /* dimensions */
+#define ND 3     /* dimensions */
 #define STRIDE 4 /* doubles per particle (padded) */
 
 struct config {
@@ -38,8 +38,16 @@ struct config {
 static const double mass = 1.0, dt = 1.0e-4, box = 10.0;
 static const double PI2 = 3.14159265358979323846 / 2.0;
 
-static double v_of(double x) { double s = sin(x < PI2 ? x : PI2); return s * s; }
-static double dv_of(double x) { double y = x < PI2 ? x : PI2; return 2.0 * sin(y) * cos(y); }
+static double v_of(double x)
+{
+    double s = sin(x < PI2 ? x : PI2);
+    return s * s;
+}
+static double dv_of(double x)
+{
+    double y = x < PI2 ? x : PI2;
+    return 2.0 * sin(y) * cos(y);
+}
 
 static void init_pos(size_t i, double *p)
 {
@@ -51,16 +59,14 @@ static void init_pos(size_t i, double *p)
 /* Forces on particles [lo, hi) from all n; returns the potential energy of
  * those particles (each pair counted half from each side) and adds their
  * kinetic energy to *kin. Shared by the parallel and the serial code. */
-static double forces(size_t n, size_t lo, size_t hi, const double *pos, const double *vel,
-                     double *f, double *kin)
+static double forces(size_t n, size_t lo, size_t hi, const double *pos, const double *vel, double *f, double *kin)
 {
     double pot = 0.0, k2 = 0.0;
     for (size_t i = lo; i < hi; i++) {
         const double *pi = pos + i * STRIDE;
         double fi[ND] = {0.0, 0.0, 0.0};
         for (size_t j = 0; j < n; j++) {
-            if (j == i)
-                continue;
+            if (j == i) continue;
             const double *pj = pos + j * STRIDE;
             double rij[ND], d2 = 0.0;
             for (int k = 0; k < ND; k++) {
@@ -105,8 +111,7 @@ static struct serial_result serial_md(size_t n, long steps)
     r.pos = malloc(n * STRIDE * sizeof(double));
     r.vel = calloc(n * STRIDE, sizeof(double));
     double *acc = calloc(n * STRIDE, sizeof(double)), *f = calloc(n * STRIDE, sizeof(double));
-    if (!r.pos || !r.vel || !acc || !f)
-        shm_die("md: out of memory for the serial check");
+    if (!r.pos || !r.vel || !acc || !f) shm_die("md: out of memory for the serial check");
     for (size_t i = 0; i < n; i++)
         init_pos(i, r.pos + i * STRIDE);
     r.kin = 0.0;
@@ -150,8 +155,7 @@ static int worker(void *arg)
     double pot = 0.0, kin = 0.0, e0 = 0.0;
     long total = cfg->steps + 1; /* warm-up step, then the timed ones */
     for (long s = 0; s <= total; s++) {
-        if (s == 2)
-            shm_kernel_begin();
+        if (s == 2) shm_kernel_begin();
         double e[2];
         e[1] = 0.0;
         e[0] = forces(n, lo, hi, pos, vel, f, &e[1]);
@@ -173,10 +177,8 @@ static int worker(void *arg)
             pot = e[0];
             kin = e[1];
         }
-        if (s == 0)
-            e0 = pot + kin;
-        if (s == total)
-            break;
+        if (s == 0) e0 = pot + kin;
+        if (s == total) break;
         update(lo, hi, pos, vel, acc, f);
         SHM_BARRIER(); /* new positions visible before the next force pass */
     }
@@ -187,8 +189,7 @@ static int worker(void *arg)
     if (id == 0) {
         struct serial_result r = serial_md(n, total);
         double *p = malloc(bytes), *vv = malloc(bytes);
-        if (!p || !vv)
-            shm_die("md: out of memory");
+        if (!p || !vv) shm_die("md: out of memory");
         memcpy(p, pos, bytes);
         memcpy(vv, vel, bytes);
         valid = shm_check_array("md positions", p, r.pos, n * STRIDE, 1e-12, 1e-12) &&
@@ -196,9 +197,8 @@ static int worker(void *arg)
                 shm_check_scalar("md potential energy", pot, r.pot, 1e-9) &&
                 shm_check_scalar("md kinetic energy", kin, r.kin, 1e-9) &&
                 shm_check_scalar("md energy conservation", pot + kin, e0, 1e-6);
-        printf("md(%s): n=%zu steps=%ld workers=%d E0=%.10e E=%.10e drift=%.3e time/step=%.4f ms\n",
-               variant, n, cfg->steps, SHM_NPROCS(), e0, pot + kin, (pot + kin - e0) / e0,
-               1e3 * t / (double)cfg->steps);
+        printf("md(%s): n=%zu steps=%ld workers=%d E0=%.10e E=%.10e drift=%.3e time/step=%.4f ms\n", variant, n,
+               cfg->steps, SHM_NPROCS(), e0, pot + kin, (pot + kin - e0) / e0, 1e3 * t / (double)cfg->steps);
         free(p);
         free(vv);
         free(r.pos);
@@ -206,22 +206,20 @@ static int worker(void *arg)
     }
     char size[64];
     snprintf(size, sizeof size, "n=%zu", n);
-    return shm_report("md", variant, size, 1e3 * t / (double)cfg->steps, "ms/step", t,
-                      cfg->steps, valid, NULL);
+    return shm_report("md", variant, size, 1e3 * t / (double)cfg->steps, "ms/step", t, cfg->steps, valid, NULL);
 }
 
 int main(int argc, char **argv)
 {
     SHM_INIT(&argc, &argv);
     struct config cfg = {.n = 4096, .steps = 10, .use_lock = 0};
-    const struct shm_option opts[] = {
-        {"size", "n", SHM_OPT_SIZE, &cfg.n, "N", "particles", SHM_RANGE(2, 1L << 32)},
-        {"steps", "i", SHM_OPT_LONG, &cfg.steps, "S", "timed steps", SHM_AT_LEAST(1)},
-        {"variant", "v", SHM_OPT_CHOICE, &cfg.use_lock, NULL,
-         "combine the energies with an all-reduce or under a lock", .choices = "reduce|lock"},
-        SHM_OPTIONS_END};
+    const struct shm_option opts[] = {{"size", "n", SHM_OPT_SIZE, &cfg.n, "N", "particles", SHM_RANGE(2, 1L << 32)},
+                                      {"steps", "i", SHM_OPT_LONG, &cfg.steps, "S", "timed steps", SHM_AT_LEAST(1)},
+                                      {"variant", "v", SHM_OPT_CHOICE, &cfg.use_lock, NULL,
+                                       "combine the energies with an all-reduce or under a lock",
+                                       .choices = "reduce|lock"},
+                                      SHM_OPTIONS_END};
     int rc = shm_parse_options(argc, argv, opts, "Molecular dynamics with velocity Verlet (OmpSCR, Samhita/RegC).");
-    if (rc != SHM_OPTIONS_PARSED)
-        return rc;
+    if (rc != SHM_OPTIONS_PARSED) return rc;
     return shm_run_and_finish(worker, &cfg);
 }

@@ -110,16 +110,14 @@ static int worker(void *arg)
 
     long total = cfg->iters + 1;
     for (long it = 0; it < total; it++) {
-        if (it == 1)
-            shm_kernel_begin();
+        if (it == 1) shm_kernel_begin();
         double com[3];
-        centre_of_mass(bodies, n, com); /* phase 1: all read all */
-        SHM_BARRIER();                  /* nobody writes before everybody has read */
+        centre_of_mass(bodies, n, com);          /* phase 1: all read all */
+        SHM_BARRIER();                           /* nobody writes before everybody has read */
         process(bodies, lo, hi, cfg->busy, com); /* phase 2: own 1/P */
         SHM_BARRIER();
         if (NBODY_SEQUENTIAL_PHASE) {
-            if (id == 0)
-                sequential_phase(bodies, n); /* phase 3: one thread updates all */
+            if (id == 0) sequential_phase(bodies, n); /* phase 3: one thread updates all */
             SHM_BARRIER();
         }
     }
@@ -128,27 +126,24 @@ static int worker(void *arg)
     int valid = 1;
     if (id == 0) {
         struct body *ref = malloc(n * sizeof *ref);
-        if (!ref)
-            shm_die(NBODY_NAME ": out of memory for the serial check");
+        if (!ref) shm_die(NBODY_NAME ": out of memory for the serial check");
         for (size_t i = 0; i < n; i++)
             init_body(i, &ref[i]);
         for (long it = 0; it < total; it++) {
             double com[3];
             centre_of_mass(ref, n, com);
             process(ref, 0, n, cfg->busy, com);
-            if (NBODY_SEQUENTIAL_PHASE)
-                sequential_phase(ref, n);
+            if (NBODY_SEQUENTIAL_PHASE) sequential_phase(ref, n);
         }
         valid = shm_check_array(NBODY_NAME " bodies", (const double *)bodies, (const double *)ref,
                                 n * sizeof(struct body) / sizeof(double), 1e-12, 1e-300);
         free(ref);
-        printf(NBODY_NAME ": n=%zu iterations=%ld busy=%ld workers=%d time/iter=%.4f ms\n", n,
-               cfg->iters, cfg->busy, SHM_NPROCS(), 1e3 * t / (double)cfg->iters);
+        printf(NBODY_NAME ": n=%zu iterations=%ld busy=%ld workers=%d time/iter=%.4f ms\n", n, cfg->iters, cfg->busy,
+               SHM_NPROCS(), 1e3 * t / (double)cfg->iters);
     }
     char size[64];
     snprintf(size, sizeof size, "n=%zu", n);
-    return shm_report(NBODY_NAME, "default", size, 1e3 * t / (double)cfg->iters, "ms/iter", t,
-                      cfg->iters, valid, NULL);
+    return shm_report(NBODY_NAME, "default", size, 1e3 * t / (double)cfg->iters, "ms/iter", t, cfg->iters, valid, NULL);
 }
 
 int main(int argc, char **argv)
@@ -166,7 +161,6 @@ int main(int argc, char **argv)
 #else
                                "n-body kernel, NBody (Iosevich & Schuster).");
 #endif
-    if (rc != SHM_OPTIONS_PARSED)
-        return rc;
+    if (rc != SHM_OPTIONS_PARSED) return rc;
     return shm_run_and_finish(worker, &cfg);
 }

@@ -78,22 +78,20 @@ enum shm_op { SHM_OP_SUM = 0, SHM_OP_MIN = 1, SHM_OP_MAX = 2 };
  * fields of AGORA_STATS_FIELDS (agora.h), read with agora_stats_get. */
 #define SHM_NSTATS 25
 static const char *const shm_stat_names[SHM_NSTATS] = {
-    "read_faults",        "write_faults",       "pages_fetched",
-    "invalidations_sent", "invalidations_received", "messages_sent",
-    "bytes_sent",         "lock_acquires",      "barriers",
-    "fault_time_s",       "sync_time_s",
+    "read_faults", "write_faults", "pages_fetched", "invalidations_sent", "invalidations_received", "messages_sent",
+    "bytes_sent", "lock_acquires", "barriers", "fault_time_s", "sync_time_s",
     /* multiple-writer protocols (hlrc, regc); 0 under the others */
-    "twins",              "diffs_sent",         "diff_bytes",
+    "twins", "diffs_sent", "diff_bytes",
     /* regc: lock-carried, broadcast and barrier updates applied to copies */
     "updates_applied",
     /* fetching without the home (issue 14): one-sided reads, prefetched
      * pages, hlrc home pages found written by the kernel's tracking */
-    "one_sided_reads",    "pages_prefetched",   "home_writes_tracked",
+    "one_sided_reads", "pages_prefetched", "home_writes_tracked",
     /* bytes read one-sided (bytes_sent counts messages only); hlrc's
      * pages refetched at barrier end */
-    "one_sided_bytes",    "pages_refreshed",
+    "one_sided_bytes", "pages_refreshed",
     /* the bounded cache (AGORA_CACHE, docs/cache.md) */
-    "cache_evictions",    "cache_writebacks",   "cache_writeback_bytes",
+    "cache_evictions", "cache_writebacks", "cache_writeback_bytes",
     /* its frame pool (AGORA_CACHE_FRAMES) */
     "cache_frames_pooled", "cache_frames_unpooled"};
 
@@ -157,10 +155,10 @@ static struct {
      * BENCH_PTHREAD_BARRIER=1 to use pthread_barrier_wait instead. */
     int use_pthread_barrier;
     pthread_barrier_t barrier;
-    unsigned arrived;        /* atomic: threads at the current barrier */
-    unsigned generation;     /* atomic: completed barriers (futex word) */
-    unsigned sleepers;       /* atomic: threads that may sleep on the futex */
-    void *volatile publish;  /* thread 0 -> all: result of a collective call */
+    unsigned arrived;       /* atomic: threads at the current barrier */
+    unsigned generation;    /* atomic: completed barriers (futex word) */
+    unsigned sleepers;      /* atomic: threads that may sleep on the futex */
+    void *volatile publish; /* thread 0 -> all: result of a collective call */
     /* all-reduce slots, double-buffered so that one barrier per round
      * suffices to reuse them: round k+2 reuses round k's buffer only after
      * every thread has passed round k+1's first barrier, i.e. finished
@@ -175,8 +173,7 @@ static double shm__t_start;               /* end of SHM_INIT, for total_s */
 
 static inline void shm__team_init(int n)
 {
-    if (n > SHM_MAX_PROCS)
-        shm_die("at most %d threads per process", SHM_MAX_PROCS);
+    if (n > SHM_MAX_PROCS) shm_die("at most %d threads per process", SHM_MAX_PROCS);
     shm__team.n = n;
     const char *pb = getenv("BENCH_PTHREAD_BARRIER");
     shm__team.use_pthread_barrier = pb && *pb && strcmp(pb, "0") != 0;
@@ -185,8 +182,7 @@ static inline void shm__team_init(int n)
 
 static inline void shm__team_barrier(void)
 {
-    if (shm__team.n == 1)
-        return;
+    if (shm__team.n == 1) return;
     if (shm__team.use_pthread_barrier) {
         pthread_barrier_wait(&shm__team.barrier);
         return;
@@ -204,8 +200,7 @@ static inline void shm__team_barrier(void)
         return;
     }
     for (int i = 0; i < 20000; i++) { /* about 0.1-1 ms */
-        if (__atomic_load_n(&shm__team.generation, __ATOMIC_ACQUIRE) != gen)
-            return;
+        if (__atomic_load_n(&shm__team.generation, __ATOMIC_ACQUIRE) != gen) return;
         SHM_CPU_RELAX();
     }
     __atomic_add_fetch(&shm__team.sleepers, 1, __ATOMIC_SEQ_CST);
@@ -218,10 +213,8 @@ static inline void shm__team_barrier(void)
  * thread of the team. */
 static inline void *shm__team_publish(void *p)
 {
-    if (shm__team.n == 1)
-        return p;
-    if (shm__lt == 0)
-        shm__team.publish = p;
+    if (shm__team.n == 1) return p;
+    if (shm__lt == 0) shm__team.publish = p;
     shm__team_barrier();
     p = shm__team.publish;
     shm__team_barrier(); /* nobody may overwrite publish before all have read it */
@@ -246,8 +239,7 @@ static inline void shm__team_combine(unsigned g, size_t n, void *out, enum shm_t
             memcpy(&acc, &shm__team.slots[g][0][i], 8);
             for (int r = 1; r < shm__team.n; r++) {
                 memcpy(&v, &shm__team.slots[g][r][i], 8);
-                acc = op == SHM_OP_SUM ? acc + v : op == SHM_OP_MIN ? (v < acc ? v : acc)
-                                                                    : (v > acc ? v : acc);
+                acc = op == SHM_OP_SUM ? acc + v : op == SHM_OP_MIN ? (v < acc ? v : acc) : (v > acc ? v : acc);
             }
             memcpy((char *)out + i * 8, &acc, 8);
         }
@@ -279,14 +271,12 @@ static inline int shm__team_run(int (*fn)(void *), void *arg)
     struct shm__thread_arg a[SHM_MAX_PROCS];
     for (int i = 0; i < p; i++) {
         a[i] = (struct shm__thread_arg){i, fn, arg, 0};
-        if (pthread_create(&th[i], NULL, shm__thread_main, &a[i]) != 0)
-            shm_die("pthread_create failed");
+        if (pthread_create(&th[i], NULL, shm__thread_main, &a[i]) != 0) shm_die("pthread_create failed");
     }
     int rc = 0;
     for (int i = 0; i < p; i++) {
         pthread_join(th[i], NULL);
-        if (!rc)
-            rc = a[i].rc;
+        if (!rc) rc = a[i].rc;
     }
     return rc;
 }
@@ -322,8 +312,7 @@ static inline void shm__barrier_hook(void (*hook)(void))
     shm__team_barrier();
     if (shm__lt == 0) {
         agora_barrier();
-        if (hook)
-            hook();
+        if (hook) hook();
     }
     shm__team_barrier();
 }
@@ -379,8 +368,7 @@ static inline void shm_reduce(void *buf, size_t count, enum shm_type t, enum shm
 
 static inline void shm_init(int *argc, char ***argv)
 {
-    if (agora_init(argc, argv) != AGORA_OK)
-        shm_die("agora_init failed");
+    if (agora_init(argc, argv) != AGORA_OK) shm_die("agora_init failed");
     /* BENCH_PIN_CPU=C (bench/servers): the workers (this thread and the team
      * it starts) run on CPU C only, while the service thread agora_init
      * started and the memory servers keep every CPU: Wong & Rendell's node, whose
@@ -410,24 +398,19 @@ static inline int shm__team_start(int p, int t, char *err, size_t errlen)
 {
     const char *vars[2] = {"BENCH_THREADS_PER_RANK", "AGORA_THREADS_PER_RANK"};
     for (int k = 0; k < 2 && t <= 0; k++)
-        if (shm_options_env_int(vars[k], 1, SHM_MAX_PROCS, &t, err, errlen) < 0)
-            return -1;
+        if (shm_options_env_int(vars[k], 1, SHM_MAX_PROCS, &t, err, errlen) < 0) return -1;
     shm__team_init(t > 0 ? t : 1);
     if (p > 0 && p != shm_nprocs() && shm__rank == 0)
-        fprintf(stderr, "bench: note: -p %d ignored, running on %d Agora ranks x %d threads\n", p,
-                shm__nranks, shm__team.n);
+        fprintf(stderr, "bench: note: -p %d ignored, running on %d Agora ranks x %d threads\n", p, shm__nranks,
+                shm__team.n);
     return 0;
 }
 
-static inline int shm_run(shm_worker_fn fn, void *arg)
-{
-    return shm__team.n == 1 ? fn(arg) : shm__team_run(fn, arg);
-}
+static inline int shm_run(shm_worker_fn fn, void *arg) { return shm__team.n == 1 ? fn(arg) : shm__team_run(fn, arg); }
 static inline void shm_finish(void)
 {
     agora_finalize();
-    if (shm__team.n)
-        pthread_barrier_destroy(&shm__team.barrier);
+    if (shm__team.n) pthread_barrier_destroy(&shm__team.barrier);
 }
 
 /* Home unit (here: rank) of byte `off` of the allocation at `base` (of
@@ -452,19 +435,17 @@ static inline void shm__stats_snapshot(double out[SHM_NSTATS])
 {
     agora_stats_t s;
     int rc = agora_stats_get(&s, AGORA_STATS_RANK);
-    if (rc != AGORA_OK)
-        shm_die("agora_stats_get failed: %s", agora_strerror(rc));
+    if (rc != AGORA_OK) shm_die("agora_stats_get failed: %s", agora_strerror(rc));
     for (int k = 0; k < SHM_NSTATS; k++) {
         int found = 0;
-#define SHM__STAT_VALUE(kind, name, doc)                                                           \
-        if (!found && strcmp(shm_stat_names[k], #name) == 0) {                                     \
-            out[k] = (double)s.name;                                                               \
-            found = 1;                                                                             \
-        }
+#define SHM__STAT_VALUE(kind, name, doc)                                                                               \
+    if (!found && strcmp(shm_stat_names[k], #name) == 0) {                                                             \
+        out[k] = (double)s.name;                                                                                       \
+        found = 1;                                                                                                     \
+    }
         AGORA_STATS_FIELDS(SHM__STAT_VALUE)
 #undef SHM__STAT_VALUE
-        if (!found)
-            shm_die("statistic \"%s\" is not in AGORA_STATS_FIELDS", shm_stat_names[k]);
+        if (!found) shm_die("statistic \"%s\" is not in AGORA_STATS_FIELDS", shm_stat_names[k]);
     }
 }
 
@@ -502,8 +483,7 @@ static inline void *shm_alloc(size_t bytes)
     void *p = NULL;
     if (shm__lt == 0) {
         p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            p = NULL;
+        if (p == MAP_FAILED) p = NULL;
     }
     return shm__team_publish(p);
 }
@@ -513,8 +493,7 @@ static inline shm_lock_t *shm_lock_array_create(size_t n)
     pthread_mutex_t *m = NULL;
     if (shm__lt == 0) {
         m = malloc(n * sizeof *m);
-        if (!m)
-            shm_die("out of memory for locks");
+        if (!m) shm_die("out of memory for locks");
         for (size_t i = 0; i < n; i++)
             pthread_mutex_init(&m[i], NULL);
     }
@@ -552,22 +531,17 @@ static inline int shm__is_leader(void) { return shm__lt == 0; }
  * 0, or -1 with a message in err. */
 static inline int shm__team_start(int p, int t, char *err, size_t errlen)
 {
-    if (p <= 0 && shm_options_env_int("BENCH_THREADS", 1, SHM_MAX_PROCS, &p, err, errlen) < 0)
-        return -1;
-    if (p <= 0)
-        p = 2;
+    if (p <= 0 && shm_options_env_int("BENCH_THREADS", 1, SHM_MAX_PROCS, &p, err, errlen) < 0) return -1;
+    if (p <= 0) p = 2;
     shm__team_init(p);
-    if (t > 1)
-        fprintf(stderr, "bench: note: --threads-per-rank %d ignored by the pthreads build (%d threads)\n",
-                t, p);
+    if (t > 1) fprintf(stderr, "bench: note: --threads-per-rank %d ignored by the pthreads build (%d threads)\n", t, p);
     return 0;
 }
 
 static inline int shm_run(shm_worker_fn fn, void *arg) { return shm__team_run(fn, arg); }
 static inline void shm_finish(void)
 {
-    if (shm__team.n)
-        pthread_barrier_destroy(&shm__team.barrier);
+    if (shm__team.n) pthread_barrier_destroy(&shm__team.barrier);
 }
 
 static inline int shm__home(const void *base, size_t off, size_t total)
@@ -614,8 +588,7 @@ static inline void shm__stats_snapshot(double out[SHM_NSTATS])
 static inline void *shm_alloc_or_die(size_t bytes, const char *what)
 {
     void *p = shm_alloc(bytes);
-    if (!p)
-        shm_die("worker %d: cannot allocate %zu bytes for %s", shm_id(), bytes, what);
+    if (!p) shm_die("worker %d: cannot allocate %zu bytes for %s", shm_id(), bytes, what);
     return p;
 }
 
@@ -627,8 +600,7 @@ static inline void *shm_alloc_or_die(size_t bytes, const char *what)
  * The boundaries are computed for every worker from the same data, so the
  * ranges always partition [0, nitems) even if a rank homes nothing. Work
  * decomposed this way touches only local pages except at the boundaries. */
-static inline void shm_owned_range(const void *base, size_t nitems, size_t item_bytes,
-                                   int id, size_t *lo, size_t *hi)
+static inline void shm_owned_range(const void *base, size_t nitems, size_t item_bytes, int id, size_t *lo, size_t *hi)
 {
     int per = shm__workers_per_home();
     int nunits = shm_nprocs() / per, unit = id / per, sub = id % per;
@@ -652,12 +624,9 @@ static inline void shm_owned_range(const void *base, size_t nitems, size_t item_
             }
             b = a;
         }
-        if (b < prev)
-            b = prev; /* keep the ranges a partition whatever the runtime says */
-        if (r == unit)
-            ulo = b;
-        if (r == unit + 1)
-            uhi = b;
+        if (b < prev) b = prev; /* keep the ranges a partition whatever the runtime says */
+        if (r == unit) ulo = b;
+        if (r == unit + 1) uhi = b;
         prev = b;
     }
     *lo = ulo + (uhi - ulo) * (size_t)sub / (size_t)per;
@@ -721,30 +690,26 @@ static inline void shm_kernel_stats_total(double out[SHM_NSTATS])
  * `valid` matters only on worker 0 (validation runs there). Returns the
  * process exit code: 1 if invalid, else 0. `extra` is either NULL or extra
  * JSON members without braces, e.g. "\"nodes\":123". */
-static inline int shm_report(const char *program, const char *variant, const char *size,
-                             double figure, const char *unit, double time_s,
-                             long iterations, int valid, const char *extra)
+static inline int shm_report(const char *program, const char *variant, const char *size, double figure,
+                             const char *unit, double time_s, long iterations, int valid, const char *extra)
 {
     double st[SHM_NSTATS];
     shm_kernel_stats_total(st);
-    if (shm_id() != 0)
-        return 0;
+    if (shm_id() != 0) return 0;
     double total = shm_time() - shm__t_start;
     printf("BENCH_RESULT {\"program\":\"%s\",\"variant\":\"%s\",\"size\":\"%s\","
            "\"figure\":%.6g,\"figure_unit\":\"%s\",\"time_s\":%.6f,\"iterations\":%ld,"
            "\"valid\":%s,\"backend\":\"%s\",\"protocol\":\"%s\",\"nprocs\":%d,"
            "\"threads_per_rank\":%d,\"total_s\":%.6f",
-           program, variant, size, isfinite(figure) ? figure : 0.0, unit, time_s,
-           iterations, valid ? "true" : "false", SHM_BACKEND, shm_protocol(), shm_nprocs(),
-           shm_threads_per_rank(), total);
+           program, variant, size, isfinite(figure) ? figure : 0.0, unit, time_s, iterations, valid ? "true" : "false",
+           SHM_BACKEND, shm_protocol(), shm_nprocs(), shm_threads_per_rank(), total);
 #ifdef SHM_AGORA
     printf(",\"kernel_stats\":{");
     for (int k = 0; k < SHM_NSTATS; k++)
         printf("%s\"%s\":%.9g", k ? "," : "", shm_stat_names[k], st[k]);
     printf("}");
 #endif
-    if (extra && *extra)
-        printf(",%s", extra);
+    if (extra && *extra) printf(",%s", extra);
     printf("}\n");
     fflush(stdout);
     return valid ? 0 : 1;
@@ -761,8 +726,8 @@ static inline double shm_rel_diff(double a, double b)
 
 /* Compare two arrays; print the worst mismatch to stderr and return 0 if any
  * element differs by more than rtol (relative) and atol (absolute). */
-static inline int shm_check_array(const char *what, const double *got, const double *want,
-                                  size_t n, double rtol, double atol)
+static inline int shm_check_array(const char *what, const double *got, const double *want, size_t n, double rtol,
+                                  double atol)
 {
     size_t bad = 0, worst = 0;
     double worst_err = -1.0;
@@ -790,8 +755,8 @@ static inline int shm_check_array(const char *what, const double *got, const dou
 static inline int shm_check_scalar(const char *what, double got, double want, double rtol)
 {
     if (!(shm_rel_diff(got, want) <= rtol)) {
-        fprintf(stderr, "VALIDATION FAILED: %s: got %.17g expected %.17g (rel diff %.3g > %g)\n",
-                what, got, want, shm_rel_diff(got, want), rtol);
+        fprintf(stderr, "VALIDATION FAILED: %s: got %.17g expected %.17g (rel diff %.3g > %g)\n", what, got, want,
+                shm_rel_diff(got, want), rtol);
         return 0;
     }
     return 1;
@@ -820,16 +785,15 @@ static int shm__opt_threads_per_rank; /* --threads-per-rank; 0: not given */
 static const struct shm_option shm__common_options[] = {
 #ifdef SHM_AGORA
     {"threads", "p", SHM_OPT_INT, &shm__opt_threads, "P",
-     "the pthreads build's thread count; ignored here with a note, agorarun -n sets the ranks",
-     .default_text = "", SHM_RANGE(1, SHM_MAX_PROCS)},
+     "the pthreads build's thread count; ignored here with a note, agorarun -n sets the ranks", .default_text = "",
+     SHM_RANGE(1, SHM_MAX_PROCS)},
     {"threads-per-rank", NULL, SHM_OPT_INT, &shm__opt_threads_per_rank, "T", "worker threads per rank",
      .default_text = "BENCH_THREADS_PER_RANK, AGORA_THREADS_PER_RANK or 1", SHM_RANGE(1, SHM_MAX_PROCS)},
 #else
-    {"threads", "p", SHM_OPT_INT, &shm__opt_threads, "P", "worker threads",
-     .default_text = "BENCH_THREADS or 2", SHM_RANGE(1, SHM_MAX_PROCS)},
-    {"threads-per-rank", NULL, SHM_OPT_INT, &shm__opt_threads_per_rank, "T",
-     "the Agora build's threads per rank; ignored here with a note", .default_text = "",
+    {"threads", "p", SHM_OPT_INT, &shm__opt_threads, "P", "worker threads", .default_text = "BENCH_THREADS or 2",
      SHM_RANGE(1, SHM_MAX_PROCS)},
+    {"threads-per-rank", NULL, SHM_OPT_INT, &shm__opt_threads_per_rank, "T",
+     "the Agora build's threads per rank; ignored here with a note", .default_text = "", SHM_RANGE(1, SHM_MAX_PROCS)},
 #endif
     SHM_OPTIONS_END};
 
@@ -850,8 +814,7 @@ static inline int shm_parse_options(int argc, char **argv, const struct shm_opti
     int r = shm_options_parse(argc, argv, tables, err, sizeof err);
     if (r == SHM_OPTIONS_OK && shm__team_start(shm__opt_threads, shm__opt_threads_per_rank, err, sizeof err) != 0)
         r = SHM_OPTIONS_ERROR;
-    if (r == SHM_OPTIONS_OK)
-        return SHM_OPTIONS_PARSED;
+    if (r == SHM_OPTIONS_OK) return SHM_OPTIONS_PARSED;
     if (shm__is_leader()) {
         if (r == SHM_OPTIONS_HELP) {
             shm_options_help(stdout, argv[0], about, tables);
@@ -866,8 +829,7 @@ static inline int shm_parse_options(int argc, char **argv, const struct shm_opti
 /* Ends main normally: runs the SPMD worker(s), shuts down, returns worker 0's status. */
 static inline int shm_run_and_finish(shm_worker_fn fn, void *arg)
 {
-    if (!shm__team.n)
-        shm_die("call shm_parse_options before shm_run_and_finish (it starts the thread team)");
+    if (!shm__team.n) shm_die("call shm_parse_options before shm_run_and_finish (it starts the thread team)");
     int rc = shm_run(fn, arg);
     shm_finish();
     return rc;

@@ -46,21 +46,24 @@ struct shm_option {
                           * --help shows first, the others are aliases kept
                           * for old command lines; NULL or "": none */
     enum shm_opt_type type;
-    void *value;         /* holds the default on entry, the value on return */
-    const char *arg;     /* value placeholder in --help, e.g. "N" */
+    void *value;     /* holds the default on entry, the value on return */
+    const char *arg; /* value placeholder in --help, e.g. "N" */
     const char *doc;
-    const char *choices; /* SHM_OPT_CHOICE: the names, separated by '|' */
+    const char *choices;      /* SHM_OPT_CHOICE: the names, separated by '|' */
     const char *default_text; /* --help's default when the value's own is
                                * misleading (e.g. 0 meaning "chosen later");
                                * "": show none */
-    int bounded;         /* numbers: value must lie in [min, max] */
+    int bounded;              /* numbers: value must lie in [min, max] */
     double min, max;
 };
 
 #define SHM_RANGE(lo, hi) .bounded = 1, .min = (lo), .max = (hi)
 #define SHM_AT_LEAST(lo) .bounded = 1, .min = (lo), .max = HUGE_VAL
 #define SHM_ANY_VALUE .bounded = 0
-#define SHM_OPTIONS_END {.name = NULL}
+#define SHM_OPTIONS_END                                                                                                \
+    {                                                                                                                  \
+        .name = NULL                                                                                                   \
+    }
 
 /* shm_options_parse results */
 #define SHM_OPTIONS_OK 0
@@ -80,8 +83,7 @@ union shm__opt_value {
     const char *s;
 };
 
-__attribute__((format(printf, 3, 4))) static inline void shm__opt_error(char *err, size_t errlen,
-                                                                        const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static inline void shm__opt_error(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -105,15 +107,14 @@ static inline int shm__opt_base(const char *text)
     const char *p = text;
     while (*p == ' ' || *p == '\t')
         p++;
-    if (*p == '+' || *p == '-')
-        p++;
+    if (*p == '+' || *p == '-') p++;
     return p[0] == '0' && (p[1] == 'x' || p[1] == 'X') ? 16 : 10;
 }
 
 /* Converts `text` for option `o` into *v (no range check). Returns 0, or -1
  * with the reason in err. */
-static inline int shm__opt_convert(const struct shm_option *o, const char *text,
-                                   union shm__opt_value *v, char *err, size_t errlen)
+static inline int shm__opt_convert(const struct shm_option *o, const char *text, union shm__opt_value *v, char *err,
+                                   size_t errlen)
 {
     char *end = NULL;
     errno = 0;
@@ -128,8 +129,7 @@ static inline int shm__opt_convert(const struct shm_option *o, const char *text,
         /* the round trip through the option's type catches what does not fit */
         if (errno == ERANGE || (o->type == SHM_OPT_INT && (long long)(int)v->i != v->i) ||
             (o->type == SHM_OPT_LONG && (long long)(long)v->i != v->i)) {
-            shm__opt_error(err, errlen, "'%s' does not fit in %s", text,
-                           o->type == SHM_OPT_INT ? "an int" : "a long");
+            shm__opt_error(err, errlen, "'%s' does not fit in %s", text, o->type == SHM_OPT_INT ? "an int" : "a long");
             return -1;
         }
         return 0;
@@ -177,8 +177,7 @@ static inline int shm__opt_convert(const struct shm_option *o, const char *text,
                 v->i = k;
                 return 0;
             }
-            if (!bar)
-                break;
+            if (!bar) break;
             c = bar + 1;
         }
         shm__opt_error(err, errlen, "'%s' is not one of %s", text, o->choices ? o->choices : "(none)");
@@ -215,11 +214,10 @@ static inline void shm__opt_format_range(const struct shm_option *o, char *buf, 
 }
 
 /* Converts and range-checks; 0 or -1 with the reason in err. */
-static inline int shm__opt_check(const struct shm_option *o, const char *text, union shm__opt_value *v,
-                                 char *err, size_t errlen)
+static inline int shm__opt_check(const struct shm_option *o, const char *text, union shm__opt_value *v, char *err,
+                                 size_t errlen)
 {
-    if (shm__opt_convert(o, text, v, err, errlen) != 0)
-        return -1;
+    if (shm__opt_convert(o, text, v, err, errlen) != 0) return -1;
     if (o->bounded && o->type != SHM_OPT_STRING && o->type != SHM_OPT_FLAG && o->type != SHM_OPT_CHOICE) {
         double x = shm__opt_number(o, v);
         if (!(x >= o->min && x <= o->max)) {
@@ -261,8 +259,8 @@ static inline void shm__opt_store(const struct shm_option *o, const union shm__o
 /* The options of the NULL-terminated list of tables, in order, into
  * all[] (at most SHM_OPTIONS_MAX). A spelling used twice is a programming
  * error, reported like a usage error. Returns the count or -1. */
-static inline int shm__opt_collect(const struct shm_option *const tables[], const struct shm_option **all,
-                                   char *err, size_t errlen)
+static inline int shm__opt_collect(const struct shm_option *const tables[], const struct shm_option **all, char *err,
+                                   size_t errlen)
 {
     int n = 0;
     for (int t = 0; tables[t]; t++)
@@ -284,8 +282,7 @@ static inline int shm__opt_collect(const struct shm_option *const tables[], cons
                 for (const char *l = o->letters ? o->letters : ""; *l; l++)
                     same |= all[k]->letters && strchr(all[k]->letters, *l) != NULL;
                 if (same) {
-                    shm__opt_error(err, errlen, "options --%s and --%s share a spelling", all[k]->name,
-                                   o->name);
+                    shm__opt_error(err, errlen, "options --%s and --%s share a spelling", all[k]->name, o->name);
                     return -1;
                 }
             }
@@ -300,13 +297,12 @@ static inline int shm__opt_collect(const struct shm_option *const tables[], cons
  * SHM_OPTIONS_ERROR with a message naming the option in err. Options stop
  * at the first non-option argument (which is an error: the programs take
  * none) or after "--". */
-static inline int shm_options_parse(int argc, char **argv, const struct shm_option *const tables[],
-                                    char *err, size_t errlen)
+static inline int shm_options_parse(int argc, char **argv, const struct shm_option *const tables[], char *err,
+                                    size_t errlen)
 {
     const struct shm_option *all[SHM_OPTIONS_MAX];
     int n = shm__opt_collect(tables, all, err, errlen);
-    if (n < 0)
-        return SHM_OPTIONS_ERROR;
+    if (n < 0) return SHM_OPTIONS_ERROR;
 
     /* "+": stop at the first non-option (argv is left in order);
      * ":": report a missing value as ':' rather than '?' */
@@ -318,8 +314,7 @@ static inline int shm_options_parse(int argc, char **argv, const struct shm_opti
         longopts[k] = (struct option){all[k]->name, has_arg, NULL, 256 + k};
         for (const char *l = all[k]->letters ? all[k]->letters : ""; *l && sk + 3 < sizeof shortopts; l++) {
             shortopts[sk++] = *l;
-            if (has_arg)
-                shortopts[sk++] = ':';
+            if (has_arg) shortopts[sk++] = ':';
         }
     }
     shortopts[sk] = '\0';
@@ -338,15 +333,12 @@ static inline int shm_options_parse(int argc, char **argv, const struct shm_opti
     opterr = 0;
     for (;;) {
         int c = getopt_long(argc, argv, shortopts, longopts, NULL);
-        if (c == -1)
-            break;
-        if (c == 'h')
-            return SHM_OPTIONS_HELP;
+        if (c == -1) break;
+        if (c == 'h') return SHM_OPTIONS_HELP;
         if (c == '?' || c == ':') {
             int k = optopt >= 256 ? optopt - 256 : -1;
             for (int j = 0; k < 0 && optopt > 0 && j < n; j++)
-                if (all[j]->letters && strchr(all[j]->letters, optopt))
-                    k = j;
+                if (all[j]->letters && strchr(all[j]->letters, optopt)) k = j;
             const char *arg = argv[optind - 1 < argc ? optind - 1 : argc - 1];
             if (k >= 0) {
                 shm__opt_spelling(all[k], spelling, sizeof spelling);
@@ -362,8 +354,7 @@ static inline int shm_options_parse(int argc, char **argv, const struct shm_opti
         }
         int k = c >= 256 ? c - 256 : -1;
         for (int j = 0; k < 0 && j < n; j++)
-            if (all[j]->letters && strchr(all[j]->letters, c))
-                k = j;
+            if (all[j]->letters && strchr(all[j]->letters, c)) k = j;
         if (k < 0) { /* cannot happen: getopt returns only what we gave it */
             shm__opt_error(err, errlen, "internal error: getopt returned %d", c);
             return SHM_OPTIONS_ERROR;
@@ -385,8 +376,7 @@ static inline int shm_options_parse(int argc, char **argv, const struct shm_opti
     }
     /* in command-line order, so the last of a repeated option wins */
     for (int i = 0; i < npending; i++)
-        if (all[pending[i].k]->value)
-            shm__opt_store(all[pending[i].k], &pending[i].v);
+        if (all[pending[i].k]->value) shm__opt_store(all[pending[i].k], &pending[i].v);
     return SHM_OPTIONS_OK;
 }
 
@@ -396,8 +386,7 @@ static inline int shm_options_parse(int argc, char **argv, const struct shm_opti
 static inline int shm_options_env_int(const char *var, int lo, int hi, int *out, char *err, size_t errlen)
 {
     const char *text = getenv(var);
-    if (!text || !*text)
-        return 0;
+    if (!text || !*text) return 0;
     struct shm_option o = {var, NULL, SHM_OPT_INT, out, NULL, NULL, SHM_RANGE(lo, hi)};
     union shm__opt_value v;
     char why[256];
@@ -460,8 +449,7 @@ static inline void shm_options_help(FILE *f, const char *prog, const char *about
     const char *base = strrchr(prog, '/');
     base = base ? base + 1 : prog;
     fprintf(f, "usage: %s [OPTION]...\n", base);
-    if (about && *about)
-        fprintf(f, "%s\n", about);
+    if (about && *about) fprintf(f, "%s\n", about);
     fprintf(f, "\noptions:\n");
     for (int t = 0; tables[t]; t++)
         for (const struct shm_option *o = tables[t]; o->name; o++) {
@@ -469,8 +457,7 @@ static inline void shm_options_help(FILE *f, const char *prog, const char *about
             size_t k = 0;
             const char *l = o->letters ? o->letters : "";
             k += (size_t)snprintf(left + k, sizeof left - k, "  ");
-            if (!*l)
-                k += (size_t)snprintf(left + k, sizeof left - k, "    ");
+            if (!*l) k += (size_t)snprintf(left + k, sizeof left - k, "    ");
             for (; *l; l++)
                 k += (size_t)snprintf(left + k, sizeof left - k, "-%c, ", *l);
             const char *arg = o->type == SHM_OPT_CHOICE ? o->choices : o->arg ? o->arg : "VALUE";

@@ -60,14 +60,12 @@ static int worker(void *arg)
         for (size_t j = 0; j < w; j++)
             g[i * w + j] = (i == 0 || i == h - 1 || j == 0 || j == w - 1) ? boundary_value(i, j, h, w) : 0.0;
     size_t r0 = lo < 1 ? 1 : lo, r1 = hi > h - 1 ? h - 1 : hi;
-    if (r0 > r1)
-        r0 = r1;
+    if (r0 > r1) r0 = r1;
     SHM_BARRIER();
 
     long total = cfg->iters + 1;
     for (long k = 0; k < total; k++) {
-        if (k == 1)
-            shm_kernel_begin();
+        if (k == 1) shm_kernel_begin();
         half_sweep(g, w, r0, r1, 0);
         SHM_BARRIER();
         half_sweep(g, w, r0, r1, 1);
@@ -78,8 +76,7 @@ static int worker(void *arg)
     int valid = 1;
     if (id == 0) {
         double *ref = malloc(h * w * sizeof(double));
-        if (!ref)
-            shm_die("sor: out of memory for the serial check");
+        if (!ref) shm_die("sor: out of memory for the serial check");
         for (size_t i = 0; i < h; i++)
             for (size_t j = 0; j < w; j++)
                 ref[i * w + j] = (i == 0 || i == h - 1 || j == 0 || j == w - 1) ? boundary_value(i, j, h, w) : 0.0;
@@ -92,13 +89,12 @@ static int worker(void *arg)
         for (size_t i = 0; i < h * w; i++)
             sum += g[i];
         free(ref);
-        printf("sor: %zux%zu iterations=%ld workers=%d checksum=%.12e time/iter=%.4f ms\n",
-               cfg->rows, cfg->cols, cfg->iters, SHM_NPROCS(), sum, 1e3 * t / (double)cfg->iters);
+        printf("sor: %zux%zu iterations=%ld workers=%d checksum=%.12e time/iter=%.4f ms\n", cfg->rows, cfg->cols,
+               cfg->iters, SHM_NPROCS(), sum, 1e3 * t / (double)cfg->iters);
     }
     char size[64];
     snprintf(size, sizeof size, "%zux%zu", cfg->rows, cfg->cols);
-    return shm_report("sor", "default", size, 1e3 * t / (double)cfg->iters, "ms/iter", t,
-                      cfg->iters, valid, NULL);
+    return shm_report("sor", "default", size, 1e3 * t / (double)cfg->iters, "ms/iter", t, cfg->iters, valid, NULL);
 }
 
 int main(int argc, char **argv)
@@ -110,8 +106,8 @@ int main(int argc, char **argv)
         {"cols", "m", SHM_OPT_SIZE, &cfg.cols, "C", "grid columns, boundary included", SHM_RANGE(3, 1 << 20)},
         {"iterations", "i", SHM_OPT_LONG, &cfg.iters, "I", "timed iterations", SHM_AT_LEAST(1)},
         SHM_OPTIONS_END};
-    int rc = shm_parse_options(argc, argv, opts, "Red-black successive over-relaxation (TreadMarks, Iosevich & Schuster).");
-    if (rc != SHM_OPTIONS_PARSED)
-        return rc;
+    int rc =
+        shm_parse_options(argc, argv, opts, "Red-black successive over-relaxation (TreadMarks, Iosevich & Schuster).");
+    if (rc != SHM_OPTIONS_PARSED) return rc;
     return shm_run_and_finish(worker, &cfg);
 }

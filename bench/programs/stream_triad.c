@@ -80,11 +80,12 @@ static int worker(void *arg)
 
     double gbs = 3.0 * sizeof(double) * (double)n * (double)cfg->iters / t / 1e9;
     if (id == 0)
-        printf("stream_triad: n=%zu iterations=%ld workers=%d time=%.4f s bandwidth=%.3f GB/s\n",
-               n, cfg->iters, SHM_NPROCS(), t, gbs);
+        printf("stream_triad: n=%zu iterations=%ld workers=%d time=%.4f s bandwidth=%.3f GB/s\n", n, cfg->iters,
+               SHM_NPROCS(), t, gbs);
     char size[64];
     snprintf(size, sizeof size, "n=%zu", n);
-    return shm_report("stream_triad", cfg->remote ? "remote" : "default", size, gbs, "GB/s", t, cfg->iters, valid, NULL);
+    return shm_report("stream_triad", cfg->remote ? "remote" : "default", size, gbs, "GB/s", t, cfg->iters, valid,
+                      NULL);
 }
 
 int main(int argc, char **argv)
@@ -98,7 +99,6 @@ int main(int argc, char **argv)
          SHM_RANGE(0, 1L << 20)},
         SHM_OPTIONS_END};
     int rc = shm_parse_options(argc, argv, opts, "STREAM TRIAD, A = B + alpha*C (Samhita/RegC).");
-    if (rc != SHM_OPTIONS_PARSED)
-        return rc;
+    if (rc != SHM_OPTIONS_PARSED) return rc;
     return shm_run_and_finish(worker, &cfg);
 }

@@ -47,10 +47,10 @@ struct best {
 /* Per-worker search state (private memory). */
 struct search {
     int n;
-    const int32_t *dist;        /* shared, read-only after set-up */
-    int minedge[TSP_MAXN];      /* cheapest edge out of each city */
+    const int32_t *dist;           /* shared, read-only after set-up */
+    int minedge[TSP_MAXN];         /* cheapest edge out of each city */
     int order[TSP_MAXN][TSP_MAXN]; /* neighbours of each city, nearest first */
-    struct best *best;          /* shared */
+    struct best *best;             /* shared */
     shm_lock_t *best_lock;
     int path[TSP_MAXN];
     int64_t nodes;
@@ -60,8 +60,7 @@ static int64_t read_bound(const struct best *b) { return __atomic_load_n(&b->cos
 
 static void offer_tour(struct search *s, int64_t cost)
 {
-    if (cost >= read_bound(s->best))
-        return;
+    if (cost >= read_bound(s->best)) return;
     SHM_LOCK(s->best_lock);
     if (cost < s->best->cost) { /* re-check under the lock */
         for (int i = 0; i < s->n; i++)
@@ -81,20 +80,16 @@ static void dfs(struct search *s, int depth, int64_t cost, uint32_t visited, int
         offer_tour(s, cost + s->dist[cur * n + 0]);
         return;
     }
-    if (cost + s->minedge[cur] + rest >= read_bound(s->best))
-        return; /* cannot beat the best tour known anywhere */
+    if (cost + s->minedge[cur] + rest >= read_bound(s->best)) return; /* cannot beat the best tour known anywhere */
     for (int k = 0; k < n - 1; k++) {
         int next = s->order[cur][k];
-        if (visited & (1u << next))
-            continue;
+        if (visited & (1u << next)) continue;
         s->path[depth] = next;
-        dfs(s, depth + 1, cost + s->dist[cur * n + next], visited | (1u << next),
-            rest - s->minedge[next]);
+        dfs(s, depth + 1, cost + s->dist[cur * n + next], visited | (1u << next), rest - s->minedge[next]);
     }
 }
 
-static void make_search(struct search *s, int n, const int32_t *dist, struct best *best,
-                        shm_lock_t *lock)
+static void make_search(struct search *s, int n, const int32_t *dist, struct best *best, shm_lock_t *lock)
 {
     s->n = n;
     s->dist = dist;
@@ -105,8 +100,7 @@ static void make_search(struct search *s, int n, const int32_t *dist, struct bes
         int m = INT32_MAX, cnt = 0;
         for (int j = 0; j < n; j++)
             if (j != i) {
-                if (dist[i * n + j] < m)
-                    m = dist[i * n + j];
+                if (dist[i * n + j] < m) m = dist[i * n + j];
                 s->order[i][cnt++] = j;
             }
         s->minedge[i] = m;
@@ -133,8 +127,7 @@ static int64_t njobs_for(int n, int depth)
 static int cmp_job(const void *a, const void *b)
 {
     const struct job *x = a, *y = b;
-    if (x->lb != y->lb)
-        return x->lb < y->lb ? -1 : 1;
+    if (x->lb != y->lb) return x->lb < y->lb ? -1 : 1;
     return memcmp(x->city, y->city, sizeof x->city);
 }
 
@@ -143,8 +136,7 @@ static void make_jobs(const struct search *s, int depth, struct job *jobs, int64
 {
     const int n = s->n;
     struct job *tmp = malloc((size_t)njobs * sizeof *tmp);
-    if (!tmp)
-        shm_die("tsp: out of memory for jobs");
+    if (!tmp) shm_die("tsp: out of memory for jobs");
     int64_t cnt = 0, total_min = 0;
     for (int c = 0; c < n; c++)
         total_min += s->minedge[c];
@@ -157,8 +149,7 @@ static void make_jobs(const struct search *s, int depth, struct job *jobs, int64
         int ok = 1;
         for (int k = 0; k < depth && ok; k++) {
             int c = idx[k] + 1;
-            if (used & (1u << c))
-                ok = 0;
+            if (used & (1u << c)) ok = 0;
             used |= 1u << c;
             pre[k + 1] = c;
         }
@@ -177,11 +168,9 @@ static void make_jobs(const struct search *s, int depth, struct job *jobs, int64
         int k = depth - 1;
         while (k >= 0 && ++idx[k] == n - 1)
             idx[k--] = 0;
-        if (k < 0)
-            break;
+        if (k < 0) break;
     }
-    if (cnt != njobs)
-        shm_die("tsp: internal error: %lld jobs, expected %lld", (long long)cnt, (long long)njobs);
+    if (cnt != njobs) shm_die("tsp: internal error: %lld jobs, expected %lld", (long long)cnt, (long long)njobs);
     qsort(tmp, (size_t)njobs, sizeof *tmp, cmp_job);
     memcpy(jobs, tmp, (size_t)njobs * sizeof *tmp);
     free(tmp);
@@ -190,13 +179,11 @@ static void make_jobs(const struct search *s, int depth, struct job *jobs, int64
 /* Exact optimum by Held-Karp dynamic programming, O(n^2 2^n), n <= 20. */
 static int64_t held_karp(int n, const int32_t *d)
 {
-    if (n == 1)
-        return 0;
+    if (n == 1) return 0;
     int m = n - 1; /* cities 1..n-1 are bits 0..m-1 */
     size_t states = (size_t)1 << m;
     int32_t *dp = malloc(states * (size_t)m * sizeof *dp);
-    if (!dp)
-        shm_die("tsp: out of memory for Held-Karp");
+    if (!dp) shm_die("tsp: out of memory for Held-Karp");
     for (size_t i = 0; i < states * (size_t)m; i++)
         dp[i] = INT32_MAX;
     for (int j = 0; j < m; j++)
@@ -204,22 +191,18 @@ static int64_t held_karp(int n, const int32_t *d)
     for (size_t mask = 1; mask < states; mask++)
         for (int j = 0; j < m; j++) {
             int32_t v = dp[mask * (size_t)m + (size_t)j];
-            if (v == INT32_MAX || !(mask & ((size_t)1 << j)))
-                continue;
+            if (v == INT32_MAX || !(mask & ((size_t)1 << j))) continue;
             for (int k = 0; k < m; k++) {
-                if (mask & ((size_t)1 << k))
-                    continue;
+                if (mask & ((size_t)1 << k)) continue;
                 size_t nm = mask | ((size_t)1 << k);
                 int32_t c = v + d[(j + 1) * n + (k + 1)];
-                if (c < dp[nm * (size_t)m + (size_t)k])
-                    dp[nm * (size_t)m + (size_t)k] = c;
+                if (c < dp[nm * (size_t)m + (size_t)k]) dp[nm * (size_t)m + (size_t)k] = c;
             }
         }
     int64_t best = INT64_MAX;
     for (int j = 0; j < m; j++) {
         int64_t c = (int64_t)dp[(states - 1) * (size_t)m + (size_t)j] + d[(j + 1) * n + 0];
-        if (c < best)
-            best = c;
+        if (c < best) best = c;
     }
     free(dp);
     return best;
@@ -254,8 +237,7 @@ static int worker(void *arg)
     SHM_BARRIER();
 
     struct search *s = malloc(sizeof *s);
-    if (!s)
-        shm_die("tsp: out of memory");
+    if (!s) shm_die("tsp: out of memory");
     make_search(s, n, dist, best, block);
 
     if (id == 0) {
@@ -269,8 +251,7 @@ static int worker(void *arg)
         for (int k = 1; k < n; k++) {
             int nx = -1;
             for (int c = 0; c < n - 1 && nx < 0; c++)
-                if (!(vis & (1u << s->order[cur][c])))
-                    nx = s->order[cur][c];
+                if (!(vis & (1u << s->order[cur][c]))) nx = s->order[cur][c];
             vis |= 1u << nx;
             cost += dist[cur * n + nx];
             best->path[k] = nx;
@@ -283,25 +264,20 @@ static int worker(void *arg)
     for (;;) {
         SHM_LOCK(qlock);
         int64_t j = q->next;
-        if (j < njobs)
-            q->next = j + 1;
+        if (j < njobs) q->next = j + 1;
         SHM_UNLOCK(qlock);
-        if (j >= njobs)
-            break;
+        if (j >= njobs) break;
         const struct job *jb = &jobs[j];
-        if (jb->lb >= read_bound(best))
-            continue; /* the whole subtree is pruned */
+        if (jb->lb >= read_bound(best)) continue; /* the whole subtree is pruned */
         uint32_t vis = 0;
         int64_t cost = 0, rest = 0;
         for (int k = 0; k <= depth; k++) {
             s->path[k] = jb->city[k];
             vis |= 1u << jb->city[k];
-            if (k)
-                cost += dist[jb->city[k - 1] * n + jb->city[k]];
+            if (k) cost += dist[jb->city[k - 1] * n + jb->city[k]];
         }
         for (int c = 0; c < n; c++)
-            if (!(vis & (1u << c)))
-                rest += s->minedge[c];
+            if (!(vis & (1u << c))) rest += s->minedge[c];
         dfs(s, depth + 1, cost, vis, rest);
     }
     double t = shm_kernel_end();
@@ -325,27 +301,26 @@ static int worker(void *arg)
             len += dist[c * n + best->path[(k + 1) % n]];
         }
         if (valid && len != best->cost) {
-            fprintf(stderr, "VALIDATION FAILED: tsp: tour length %lld != reported cost %lld\n",
-                    (long long)len, (long long)best->cost);
+            fprintf(stderr, "VALIDATION FAILED: tsp: tour length %lld != reported cost %lld\n", (long long)len,
+                    (long long)best->cost);
             valid = 0;
         }
         if (valid && n <= 20) {
             int64_t opt = held_karp(n, dist);
             if (opt != best->cost) {
-                fprintf(stderr, "VALIDATION FAILED: tsp: cost %lld, Held-Karp optimum %lld\n",
-                        (long long)best->cost, (long long)opt);
+                fprintf(stderr, "VALIDATION FAILED: tsp: cost %lld, Held-Karp optimum %lld\n", (long long)best->cost,
+                        (long long)opt);
                 valid = 0;
             }
         } else if (valid)
             fprintf(stderr, "tsp: n > 20, optimality not checked (tour consistency only)\n");
-        printf("tsp: n=%d depth=%d jobs=%lld workers=%d cost=%lld nodes=%lld time=%.4f s\n", n,
-               depth, (long long)njobs, SHM_NPROCS(), (long long)best->cost, (long long)nodes, t);
+        printf("tsp: n=%d depth=%d jobs=%lld workers=%d cost=%lld nodes=%lld time=%.4f s\n", n, depth, (long long)njobs,
+               SHM_NPROCS(), (long long)best->cost, (long long)nodes, t);
     }
     free(s);
     char size[64], extra[128];
     snprintf(size, sizeof size, "n=%d", n);
-    snprintf(extra, sizeof extra, "\"cost\":%lld,\"nodes\":%lld", (long long)best->cost,
-             (long long)nodes);
+    snprintf(extra, sizeof extra, "\"cost\":%lld,\"nodes\":%lld", (long long)best->cost, (long long)nodes);
     return shm_report("tsp", "default", size, t, "s", t, 1, valid, extra);
 }
 
@@ -359,10 +334,9 @@ int main(int argc, char **argv)
          SHM_RANGE(1, TSP_MAXDEPTH)},
         {"seed", "s", SHM_OPT_U64, &cfg.seed, "S", "seed of the city positions", SHM_ANY_VALUE},
         SHM_OPTIONS_END};
-    int rc = shm_parse_options(argc, argv, opts, "Branch-and-bound travelling salesman (TreadMarks, Iosevich & Schuster).");
-    if (rc != SHM_OPTIONS_PARSED)
-        return rc;
-    if (cfg.depth > cfg.n - 1)
-        cfg.depth = cfg.n - 1;
+    int rc =
+        shm_parse_options(argc, argv, opts, "Branch-and-bound travelling salesman (TreadMarks, Iosevich & Schuster).");
+    if (rc != SHM_OPTIONS_PARSED) return rc;
+    if (cfg.depth > cfg.n - 1) cfg.depth = cfg.n - 1;
     return shm_run_and_finish(worker, &cfg);
 }

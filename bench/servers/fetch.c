@@ -23,7 +23,8 @@
 #define PAGE 4096
 #define WORDS (PAGE / sizeof(long))
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     if (agora_init(&argc, &argv) != AGORA_OK) return 1;
     const char *pin = getenv("BENCH_PIN_CPU");
     if (pin && *pin) {
@@ -47,7 +48,8 @@ int main(int argc, char **argv) {
     double t0 = agora_wtime();
     for (long it = 1; it <= iters; it++) {
         for (long p = me; p < pages; p += c)
-            for (long w = 0; w < (long)WORDS; w += 8) a[p * WORDS + w] = it * p + w;
+            for (long w = 0; w < (long)WORDS; w += 8)
+                a[p * WORDS + w] = it * p + w;
         agora_barrier();
         for (long p = 0; p < pages; p++) {
             long sum = 0, expect = 0;

@@ -40,17 +40,18 @@ typedef enum agora_status {
     AGORA_OK = 0,
     AGORA_ERR_NOT_INITIALIZED = -1, /* API used before agora_init / after agora_finalize, or in a fork() child */
     AGORA_ERR_INVALID_ARGUMENT = -2,
-    AGORA_ERR_NO_MEMORY = -3,       /* global memory exhausted */
-    AGORA_ERR_NOT_HELD = -4,        /* unlock of a lock this thread does not hold */
-    AGORA_ERR_BAD_POINTER = -5,     /* free of a pointer Agora did not allocate, or double free */
-    AGORA_ERR_CONFIG = -6,          /* bad AGORA_* setting */
+    AGORA_ERR_NO_MEMORY = -3,   /* global memory exhausted */
+    AGORA_ERR_NOT_HELD = -4,    /* unlock of a lock this thread does not hold */
+    AGORA_ERR_BAD_POINTER = -5, /* free of a pointer Agora did not allocate, or double free */
+    AGORA_ERR_CONFIG = -6,      /* bad AGORA_* setting */
     AGORA_ERR_TRANSPORT = -7,
-    AGORA_ERR_DEADLOCK = -8,        /* the call could never complete (a thread locking a lock it holds) */
-    AGORA_ERR_MISUSE = -9,          /* a call the caller or the object's state forbids (two threads of a rank in agora_barrier, destroying a held lock) */
+    AGORA_ERR_DEADLOCK = -8, /* the call could never complete (a thread locking a lock it holds) */
+    AGORA_ERR_MISUSE = -9,   /* a call the caller or the object's state forbids (two threads of a rank in agora_barrier,
+                                destroying a held lock) */
     /* Outcomes that are not errors (positive): */
-    AGORA_BARRIER_SERIAL = 1,       /* agora_thread_barrier_wait: returned to exactly one waiter per round */
-    AGORA_BUSY = 2,                 /* agora_trylock / agora_sem_trywait: would have to wait */
-    AGORA_TIMEDOUT = 3              /* agora_cond_timedwait: the deadline passed */
+    AGORA_BARRIER_SERIAL = 1, /* agora_thread_barrier_wait: returned to exactly one waiter per round */
+    AGORA_BUSY = 2,           /* agora_trylock / agora_sem_trywait: would have to wait */
+    AGORA_TIMEDOUT = 3        /* agora_cond_timedwait: the deadline passed */
 } agora_status_t;
 
 /* "AGORA_ERR_NO_MEMORY: global memory exhausted": the status's name and
@@ -129,7 +130,10 @@ typedef struct agora_lock {
  * Any zero-filled agora_lock_t in global memory is also a lock, named by its
  * address (a static `agora_lock_t l = AGORA_LOCK_INITIALIZER;` in a program
  * built with agoracc, or a field of a G_MALLOC'd structure); it needs no init. */
-#define AGORA_LOCK_INITIALIZER {0}
+#define AGORA_LOCK_INITIALIZER                                                                                         \
+    {                                                                                                                  \
+        0                                                                                                              \
+    }
 agora_status_t agora_lock_init(agora_lock_t *lock);
 agora_status_t agora_lock_array_init(agora_lock_t *locks, size_t count); /* locks[0..count) */
 /* Ends a lock: its manager rank drops what it keeps for it (holder, queue,
@@ -207,7 +211,7 @@ int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op);
 typedef struct agora_thread {
     int32_t rank; /* where the thread runs */
     uint32_t pad;
-    uint64_t id;  /* assigned by that rank; 0 in a handle of no thread */
+    uint64_t id; /* assigned by that rank; 0 in a handle of no thread */
 } agora_thread_t;
 
 /* Starts fn(arg). The k-th thread created by this rank with
@@ -247,7 +251,7 @@ uint64_t agora_thread_self(void);
  * agora_sem_wait it satisfies an acquire; condition variables synchronise
  * through their lock. */
 typedef struct agora_thread_barrier {
-    uint32_t count;   /* set by agora_thread_barrier_init */
+    uint32_t count; /* set by agora_thread_barrier_init */
     uint32_t magic;
     uint64_t reserved[2];
 } agora_thread_barrier_t;
@@ -266,7 +270,7 @@ int agora_thread_barrier_destroy(agora_thread_barrier_t *b);
  * name: its manager, the home rank of its page, works from messages).
  * Zero-filled objects (a static global) are valid once initialised. */
 typedef struct agora_thread_reduction {
-    uint32_t count;   /* set by agora_thread_reduction_init */
+    uint32_t count; /* set by agora_thread_reduction_init */
     uint32_t magic;
     uint64_t reserved[2];
 } agora_thread_reduction_t;
@@ -282,15 +286,19 @@ int agora_thread_reduction_init(agora_thread_reduction_t *r, unsigned count);
  * and a rerun the same result. Reusable round after round. Carries no memory
  * consistency (like MPI_Allreduce): use a barrier to publish memory. */
 #define AGORA_THREAD_REDUCE_MAX (1u << 20)
-int agora_thread_reduce(agora_thread_reduction_t *r, void *buf, size_t n,
-                        agora_type_t type, agora_op_t op);
+int agora_thread_reduce(agora_thread_reduction_t *r, void *buf, size_t n, agora_type_t type, agora_op_t op);
 /* AGORA_BUSY while threads are in a round on it. */
 int agora_thread_reduction_destroy(agora_thread_reduction_t *r);
 
 typedef struct agora_cond {
     uint64_t reserved[2];
 } agora_cond_t;
-#define AGORA_COND_INITIALIZER {{0, 0}}
+#define AGORA_COND_INITIALIZER                                                                                         \
+    {                                                                                                                  \
+        {                                                                                                              \
+            0, 0                                                                                                       \
+        }                                                                                                              \
+    }
 int agora_cond_init(agora_cond_t *c);
 /* The caller holds lock; it is released while waiting and held again on return. */
 int agora_cond_wait(agora_cond_t *c, agora_lock_t *lock);
@@ -301,7 +309,7 @@ int agora_cond_broadcast(agora_cond_t *c);
 int agora_cond_destroy(agora_cond_t *c);
 
 typedef struct agora_sem {
-    uint64_t value;   /* the initial value, set by agora_sem_init */
+    uint64_t value; /* the initial value, set by agora_sem_init */
     uint64_t reserved[2];
 } agora_sem_t;
 int agora_sem_init(agora_sem_t *s, unsigned value);
@@ -336,51 +344,56 @@ size_t agora_stats_json(char *buf, size_t size);
  * Any change to the list bumps AGORA_STATS_SCHEMA (the JSON's "schema"; see
  * docs/stats.md). */
 #define AGORA_STATS_SCHEMA 4
-#define AGORA_STATS_FIELDS(X)                                                                  \
-    X(COUNTER, read_faults, "reads that faulted: the page was not readable here")             \
-    X(COUNTER, write_faults, "writes that faulted: the page was not writable here")           \
-    X(COUNTER, pages_fetched, "pages copied here from another rank")                          \
-    X(COUNTER, invalidations_sent, "invalidations sent (sc: by a directory)")                 \
-    X(COUNTER, invalidations_received, "copies of pages invalidated here")                    \
-    X(COUNTER, messages_sent, "messages sent")                                                \
-    X(COUNTER, bytes_sent, "bytes of those messages, headers included")                       \
-    X(COUNTER, lock_acquires, "locks granted to threads of this rank")                        \
-    X(COUNTER, barriers, "barriers entered (agora_barrier and thread barriers)")              \
-    X(COUNTER, twins, "hlrc/regc: pages copied at a first write in an interval")              \
-    X(COUNTER, diffs_sent, "hlrc/regc: page diffs sent to homes")                             \
-    X(COUNTER, diff_bytes, "hlrc/regc: bytes of those diffs (runs and their headers)")        \
-    X(COUNTER, intervals, "hlrc/regc: intervals closed with writes")                          \
-    X(COUNTER, notices_applied, "hlrc/regc: write notices that invalidated a page here")      \
-    X(COUNTER, stale_replies, "hlrc/regc: page replies dropped (older than required, or duplicates)") \
-    X(PEAK, notices_kept_peak, "hlrc: most intervals stored at once (bounded by GC)")         \
-    X(COUNTER, updates_applied, "regc: fine-grain updates applied to a copy in place of an invalidation") \
-    X(SECONDS, fault_time_s, "seconds threads spent in page faults")                          \
-    X(SECONDS, sync_time_s, "seconds threads spent waiting in locks, barriers and other synchronisation") \
-    X(COUNTER, one_sided_reads, "one-sided reads of another rank's pages (MPI RMA, no action by the home)") \
-    X(COUNTER, pages_prefetched, "pages fetched ahead of a fault (sequential misses)")        \
-    X(COUNTER, home_writes_tracked, "hlrc: home pages the kernel reported written (no fault taken)") \
-    X(COUNTER, remote_doorbells, "wake-ups sent to service threads of ranks on other hosts") \
-    X(COUNTER, one_sided_bytes, "bytes read one-sided: pages and the homes' metadata")       \
-    X(COUNTER, pages_refreshed, "hlrc: pages fetched at a barrier's end because this rank kept missing them after barriers") \
-    X(COUNTER, flush_calls, "agora_flush and agora_flush_all calls on this rank")           \
-    X(COUNTER, flush_unmapped, "flushed pages held here by no valid copy: nothing to do") \
-    X(COUNTER, flush_case1_diffs, "flush CASE-1: a copy with changes in the region, or any copy under basic (diff sent)") \
-    X(COUNTER, flush_case2_refreshes, "flush CASE-2: an unchanged copy never refreshed or noticed since (refresh asked)") \
-    X(COUNTER, flush_case3_skips, "flush CASE-3: an unchanged copy, no change notice (no message)") \
-    X(COUNTER, flush_case4_home_unchanged, "flush CASE-4: a home page unchanged since observed (no message)") \
-    X(COUNTER, flush_case5_home_changed, "flush CASE-5: a home page changed since observed (notices sent)") \
-    X(COUNTER, flush_diffs_received, "flush diffs (or regc: change reports) a home received") \
-    X(COUNTER, flush_refresh_requests_received, "flush refresh requests a home received") \
-    X(COUNTER, flush_refreshes_received, "flush refreshes (page data, or regc: confirmations) received") \
-    X(COUNTER, change_notices_sent, "flush change notices a home sent to observers")       \
-    X(COUNTER, notice_acks_received, "acknowledgements of change notices a home received") \
-    X(COUNTER, flush_rounds_repeated, "multi-page flushes that flushed pages again: a notice came meanwhile")   \
-    X(COUNTER, cache_evictions, "copies of remote pages dropped to keep within AGORA_CACHE")  \
-    X(COUNTER, cache_writebacks, "evicted copies whose writes went home first (diffs or whole pages)") \
-    X(COUNTER, cache_writeback_bytes, "bytes of those write-backs (diffs, or pages under sc)") \
-    X(PEAK, cache_resident_peak, "most copies of remote pages held at once (bounded by AGORA_CACHE or the kernel's mapping limit)") \
-    X(COUNTER, cache_home_reclaims, "sc: home pages taken back from readers and owners to bound the view's mappings") \
-    X(COUNTER, cache_frames_pooled, "copies of remote pages mapped in from the cache's frame pool (AGORA_CACHE_FRAMES=pool)") \
+#define AGORA_STATS_FIELDS(X)                                                                                          \
+    X(COUNTER, read_faults, "reads that faulted: the page was not readable here")                                      \
+    X(COUNTER, write_faults, "writes that faulted: the page was not writable here")                                    \
+    X(COUNTER, pages_fetched, "pages copied here from another rank")                                                   \
+    X(COUNTER, invalidations_sent, "invalidations sent (sc: by a directory)")                                          \
+    X(COUNTER, invalidations_received, "copies of pages invalidated here")                                             \
+    X(COUNTER, messages_sent, "messages sent")                                                                         \
+    X(COUNTER, bytes_sent, "bytes of those messages, headers included")                                                \
+    X(COUNTER, lock_acquires, "locks granted to threads of this rank")                                                 \
+    X(COUNTER, barriers, "barriers entered (agora_barrier and thread barriers)")                                       \
+    X(COUNTER, twins, "hlrc/regc: pages copied at a first write in an interval")                                       \
+    X(COUNTER, diffs_sent, "hlrc/regc: page diffs sent to homes")                                                      \
+    X(COUNTER, diff_bytes, "hlrc/regc: bytes of those diffs (runs and their headers)")                                 \
+    X(COUNTER, intervals, "hlrc/regc: intervals closed with writes")                                                   \
+    X(COUNTER, notices_applied, "hlrc/regc: write notices that invalidated a page here")                               \
+    X(COUNTER, stale_replies, "hlrc/regc: page replies dropped (older than required, or duplicates)")                  \
+    X(PEAK, notices_kept_peak, "hlrc: most intervals stored at once (bounded by GC)")                                  \
+    X(COUNTER, updates_applied, "regc: fine-grain updates applied to a copy in place of an invalidation")              \
+    X(SECONDS, fault_time_s, "seconds threads spent in page faults")                                                   \
+    X(SECONDS, sync_time_s, "seconds threads spent waiting in locks, barriers and other synchronisation")              \
+    X(COUNTER, one_sided_reads, "one-sided reads of another rank's pages (MPI RMA, no action by the home)")            \
+    X(COUNTER, pages_prefetched, "pages fetched ahead of a fault (sequential misses)")                                 \
+    X(COUNTER, home_writes_tracked, "hlrc: home pages the kernel reported written (no fault taken)")                   \
+    X(COUNTER, remote_doorbells, "wake-ups sent to service threads of ranks on other hosts")                           \
+    X(COUNTER, one_sided_bytes, "bytes read one-sided: pages and the homes' metadata")                                 \
+    X(COUNTER, pages_refreshed,                                                                                        \
+      "hlrc: pages fetched at a barrier's end because this rank kept missing them after barriers")                     \
+    X(COUNTER, flush_calls, "agora_flush and agora_flush_all calls on this rank")                                      \
+    X(COUNTER, flush_unmapped, "flushed pages held here by no valid copy: nothing to do")                              \
+    X(COUNTER, flush_case1_diffs,                                                                                      \
+      "flush CASE-1: a copy with changes in the region, or any copy under basic (diff sent)")                          \
+    X(COUNTER, flush_case2_refreshes,                                                                                  \
+      "flush CASE-2: an unchanged copy never refreshed or noticed since (refresh asked)")                              \
+    X(COUNTER, flush_case3_skips, "flush CASE-3: an unchanged copy, no change notice (no message)")                    \
+    X(COUNTER, flush_case4_home_unchanged, "flush CASE-4: a home page unchanged since observed (no message)")          \
+    X(COUNTER, flush_case5_home_changed, "flush CASE-5: a home page changed since observed (notices sent)")            \
+    X(COUNTER, flush_diffs_received, "flush diffs (or regc: change reports) a home received")                          \
+    X(COUNTER, flush_refresh_requests_received, "flush refresh requests a home received")                              \
+    X(COUNTER, flush_refreshes_received, "flush refreshes (page data, or regc: confirmations) received")               \
+    X(COUNTER, change_notices_sent, "flush change notices a home sent to observers")                                   \
+    X(COUNTER, notice_acks_received, "acknowledgements of change notices a home received")                             \
+    X(COUNTER, flush_rounds_repeated, "multi-page flushes that flushed pages again: a notice came meanwhile")          \
+    X(COUNTER, cache_evictions, "copies of remote pages dropped to keep within AGORA_CACHE")                           \
+    X(COUNTER, cache_writebacks, "evicted copies whose writes went home first (diffs or whole pages)")                 \
+    X(COUNTER, cache_writeback_bytes, "bytes of those write-backs (diffs, or pages under sc)")                         \
+    X(PEAK, cache_resident_peak,                                                                                       \
+      "most copies of remote pages held at once (bounded by AGORA_CACHE or the kernel's mapping limit)")               \
+    X(COUNTER, cache_home_reclaims, "sc: home pages taken back from readers and owners to bound the view's mappings")  \
+    X(COUNTER, cache_frames_pooled,                                                                                    \
+      "copies of remote pages mapped in from the cache's frame pool (AGORA_CACHE_FRAMES=pool)")                        \
     X(COUNTER, cache_frames_unpooled, "copies installed at their own place because every frame of the pool was taken")
 
 #define AGORA_STATS_CTYPE_COUNTER uint64_t
@@ -417,8 +430,6 @@ int agora_stats_reset(void);
 }
 /* C++ code that passed the scope as an int. */
 AGORA_DEPRECATED("agora_stats_get with an agora_stats_scope_t")
-inline int agora_stats_get(agora_stats_t *out, int scope) {
-    return agora_stats_get(out, (agora_stats_scope_t)scope);
-}
+inline int agora_stats_get(agora_stats_t *out, int scope) { return agora_stats_get(out, (agora_stats_scope_t)scope); }
 #endif
 #endif /* AGORA_AGORA_H */

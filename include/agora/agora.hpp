@@ -42,7 +42,6 @@ namespace agora {
 
 // ---- errors --------------------------------------------------------------------
 
-
 // A failed Agora call: status() is what the C function returned, what() names
 // the call and the status (the library has also written the details to stderr).
 class error : public std::runtime_error {
@@ -85,7 +84,10 @@ inline double wtime() { return agora_wtime(); }
 inline void barrier() { detail::check(agora_barrier(), "agora_barrier"); }
 // OpenMP flush of an object (or bytes) in global memory, and of everything.
 inline void flush(const void *ptr, std::size_t bytes) { detail::check(agora_flush(ptr, bytes), "agora_flush"); }
-template <class T> void flush(const T &object) { flush(&object, sizeof(T)); }
+template <class T>
+void flush(const T &object) {
+  flush(&object, sizeof(T));
+}
 inline void flush_all() { detail::check(agora_flush_all(), "agora_flush_all"); }
 
 // ---- reductions (all ranks, as agora_reduce) ------------------------------------
@@ -120,9 +122,18 @@ T reduce(T value, agora_op_t op) {
     return (T)v;
   }
 }
-template <class T> T reduce_sum(T value) { return reduce(value, AGORA_SUM); }
-template <class T> T reduce_min(T value) { return reduce(value, AGORA_MIN); }
-template <class T> T reduce_max(T value) { return reduce(value, AGORA_MAX); }
+template <class T>
+T reduce_sum(T value) {
+  return reduce(value, AGORA_SUM);
+}
+template <class T>
+T reduce_min(T value) {
+  return reduce(value, AGORA_MIN);
+}
+template <class T>
+T reduce_max(T value) {
+  return reduce(value, AGORA_MAX);
+}
 
 // ---- locks -----------------------------------------------------------------------
 
@@ -275,8 +286,7 @@ class global_array {
     elements_ = global_span<T>((T *)(std::intptr_t)address, n);
   }
 
-  global_array(one_thread_t, std::size_t n, placement where = placement::block, int home = 0)
-      : collective_(false) {
+  global_array(one_thread_t, std::size_t n, placement where = placement::block, int home = 0) : collective_(false) {
     std::size_t bytes = checked_bytes(n, where, home);
     void *data = nullptr;
     if (bytes > 0)
@@ -320,9 +330,8 @@ class global_array {
       throw error(AGORA_ERR_INVALID_ARGUMENT, "agora::global_array (unknown placement)");
     // Checked on every rank (the collective form fails alike everywhere).
     if (where == placement::rank && (home < 0 || home >= nranks()))
-      throw error(AGORA_ERR_INVALID_ARGUMENT,
-                  "agora::global_array (placement::rank on rank " + std::to_string(home) +
-                      ", not between 0 and " + std::to_string(nranks() - 1) + ")");
+      throw error(AGORA_ERR_INVALID_ARGUMENT, "agora::global_array (placement::rank on rank " + std::to_string(home) +
+                                                  ", not between 0 and " + std::to_string(nranks() - 1) + ")");
     return n * sizeof(T);
   }
   void take(global_array &other) noexcept {
@@ -369,9 +378,9 @@ class thread {
  public:
   thread() noexcept = default;
 
-  template <class F, class... Args,
-            class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, thread> &&
-                                     !std::is_same_v<std::decay_t<F>, on_rank>>>
+  template <
+      class F, class... Args,
+      class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, thread> && !std::is_same_v<std::decay_t<F>, on_rank>>>
   explicit thread(F &&f, Args &&...args) {
     start(-1, std::forward<F>(f), std::forward<Args>(args)...);
   }

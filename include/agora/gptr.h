@@ -43,14 +43,19 @@ typedef uint64_t agora_gptr_t;
 #define AGORA_GPTR_NULL ((agora_gptr_t)UINT64_MAX)
 #define AGORA_GPTR_OFFSET_BITS 48
 
-static inline agora_gptr_t agora_gptr_make(int rank, uint64_t offset) {
+static inline agora_gptr_t agora_gptr_make(int rank, uint64_t offset)
+{
     return (agora_gptr_t)(uint64_t)rank << AGORA_GPTR_OFFSET_BITS | (offset & ((1ull << AGORA_GPTR_OFFSET_BITS) - 1));
 }
 static inline int agora_gptr_rank(agora_gptr_t g) { return (int)(g >> AGORA_GPTR_OFFSET_BITS); }
 static inline uint64_t agora_gptr_offset(agora_gptr_t g) { return g & ((1ull << AGORA_GPTR_OFFSET_BITS) - 1); }
 /* The same offset on another rank (an element of a spread array). */
-static inline agora_gptr_t agora_gptr_on(agora_gptr_t g, int rank) { return agora_gptr_make(rank, agora_gptr_offset(g)); }
-static inline agora_gptr_t agora_gptr_add(agora_gptr_t g, int64_t bytes) {
+static inline agora_gptr_t agora_gptr_on(agora_gptr_t g, int rank)
+{
+    return agora_gptr_make(rank, agora_gptr_offset(g));
+}
+static inline agora_gptr_t agora_gptr_add(agora_gptr_t g, int64_t bytes)
+{
     return agora_gptr_make(agora_gptr_rank(g), agora_gptr_offset(g) + (uint64_t)bytes);
 }
 
@@ -84,7 +89,9 @@ int agora_gptr_write(agora_gptr_t dst, const void *value, size_t width);
  * only checks that nothing counted on it is pending and no thread waits on
  * it (AGORA_ERR_MISUSE, the signal left as it was, if one is), after which
  * its memory may be reused. */
-typedef struct agora_gptr_signal { uint64_t opaque[4]; } agora_gptr_signal_t;
+typedef struct agora_gptr_signal {
+    uint64_t opaque[4];
+} agora_gptr_signal_t;
 agora_status_t agora_gptr_signal_init(agora_gptr_signal_t *signal);
 agora_status_t agora_gptr_signal_wait(agora_gptr_signal_t *signal);
 /* *pending: the operations counted on the signal that have not completed. */
@@ -143,11 +150,11 @@ typedef struct agora_gptr_stats {
     uint64_t write_backs;           /* ordercache: dirty lines written back */
     uint64_t requests;              /* request messages sent */
     uint64_t bytes_fetched, bytes_written;
-    uint64_t nacks;                 /* swcc: refusals (busy home, early invalidation or recall) */
-    uint64_t invalidations, recalls;/* swcc: sent as a home */
-    uint64_t out_of_order;          /* sequencer: requests that arrived before their turn */
-    uint64_t reorder_depth_max;     /* sequencer: deepest reorder buffer */
-    uint64_t stored_bytes_in;       /* one-way store bytes received */
+    uint64_t nacks;                  /* swcc: refusals (busy home, early invalidation or recall) */
+    uint64_t invalidations, recalls; /* swcc: sent as a home */
+    uint64_t out_of_order;           /* sequencer: requests that arrived before their turn */
+    uint64_t reorder_depth_max;      /* sequencer: deepest reorder buffer */
+    uint64_t stored_bytes_in;        /* one-way store bytes received */
 } agora_gptr_stats_t;
 int agora_gptr_stats(agora_gptr_stats_t *out);
 int agora_gptr_stats_reset(void);

@@ -49,7 +49,8 @@
 /* AGORA_PARMACS_LIBRARY: the library's own src/api/parmacs.cpp, which needs
  * only the declarations. */
 #if defined(__PIE__) && !defined(AGORA_PARMACS_LIBRARY)
-#error "PARMACS programs keep shared state in globals: compile them with agoracc (program mode, -fno-pie), not -agora-spmd or plain cc"
+#error                                                                                                                 \
+    "PARMACS programs keep shared state in globals: compile them with agoracc (program mode, -fno-pie), not -agora-spmd or plain cc"
 #endif
 
 #ifdef __cplusplus
@@ -73,7 +74,8 @@ __attribute__((weak)) agora_lock_t agora_parmacs_pid_lock_ = AGORA_LOCK_INITIALI
 
 /* A PARMACS macro whose Agora call failed ends the program, as the SPLASH
  * macro files do on a pthread error (Agora has printed the reason). */
-static inline void agora_parmacs_check_(int status, const char *macro, const char *arg) {
+static inline void agora_parmacs_check_(int status, const char *macro, const char *arg)
+{
     if (status < 0) {
         fprintf(stderr, "PARMACS %s(%s) failed: agora status %d\n", macro, arg, status);
         exit(-1); /* NOLINT(concurrency-mt-unsafe): PARMACS's behaviour on an error */
@@ -81,13 +83,15 @@ static inline void agora_parmacs_check_(int status, const char *macro, const cha
 }
 
 /* G_MALLOC's value: the memory, or NULL (as malloc; Agora printed why). */
-static inline void *agora_parmacs_malloc_(size_t bytes) {
+static inline void *agora_parmacs_malloc_(size_t bytes)
+{
     void *p = NULL;
     agora_mem_malloc(bytes, &p);
     return p;
 }
 
-static inline void *agora_parmacs_malloc_on_(size_t bytes, long thread) {
+static inline void *agora_parmacs_malloc_on_(size_t bytes, long thread)
+{
     int ranks = agora_nranks();
     int per_rank = ranks > 0 ? agora_thread_slots() / ranks : 1;
     void *p = NULL;
@@ -97,7 +101,8 @@ static inline void *agora_parmacs_malloc_on_(size_t bytes, long thread) {
     return p;
 }
 
-static inline void agora_parmacs_require_program_mode_(void) {
+static inline void agora_parmacs_require_program_mode_(void)
+{
     if (!agora_program_mode()) {
         fprintf(stderr, "PARMACS: this program was not linked in Agora's program mode; build it "
                         "with agoracc (without -agora-spmd) and start it with agorarun\n");
@@ -119,8 +124,14 @@ static inline void agora_parmacs_require_program_mode_(void) {
 #define ENV
 #define EXTERN_ENV
 #define NEWPROC
-#define MAIN_INITENV(...) { agora_parmacs_require_program_mode_(); }
-#define MAIN_END { exit(0); }
+#define MAIN_INITENV(...)                                                                                              \
+    {                                                                                                                  \
+        agora_parmacs_require_program_mode_();                                                                         \
+    }
+#define MAIN_END                                                                                                       \
+    {                                                                                                                  \
+        exit(0);                                                                                                       \
+    }
 
 /* ---- Memory ---- */
 #define AGORA_PM_MALLOC_1_(size) agora_parmacs_malloc_(size)
@@ -133,115 +144,201 @@ static inline void agora_parmacs_require_program_mode_(void) {
 #define NU_FREE(...) G_FREE(__VA_ARGS__)
 
 /* ---- Threads ---- */
-#define AGORA_PM_CREATE_1_(fn) \
-    { agora_parmacs_check_(agora_parmacs_create((void (*)(void))(fn)), "CREATE", #fn); }
-#define AGORA_PM_CREATE_2_(fn, n)                                              \
-    {                                                                          \
-        long agora_pm_i_;                                                      \
-        for (agora_pm_i_ = 0; agora_pm_i_ < (long)(n) - 1; agora_pm_i_++)      \
-            AGORA_PM_CREATE_1_(fn)                                             \
-        ((void (*)(void))(fn))();                                              \
+#define AGORA_PM_CREATE_1_(fn)                                                                                         \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_parmacs_create((void (*)(void))(fn)), "CREATE", #fn);                               \
+    }
+#define AGORA_PM_CREATE_2_(fn, n)                                                                                      \
+    {                                                                                                                  \
+        long agora_pm_i_;                                                                                              \
+        for (agora_pm_i_ = 0; agora_pm_i_ < (long)(n)-1; agora_pm_i_++)                                                \
+            AGORA_PM_CREATE_1_(fn)                                                                                     \
+        ((void (*)(void))(fn))();                                                                                      \
     }
 #define CREATE(...) AGORA_PM_2OR1_(AGORA_PM_CREATE_2_, AGORA_PM_CREATE_1_, __VA_ARGS__)(__VA_ARGS__)
-#define WAIT_FOR_END(...) { agora_parmacs_check_(agora_parmacs_wait_for_end(), "WAIT_FOR_END", #__VA_ARGS__); }
-#define GET_PID(pid)                                   \
-    {                                                  \
-        agora_lock(&agora_parmacs_pid_lock_);          \
-        (pid) = agora_parmacs_next_pid_++;             \
-        agora_unlock(&agora_parmacs_pid_lock_);        \
+#define WAIT_FOR_END(...)                                                                                              \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_parmacs_wait_for_end(), "WAIT_FOR_END", #__VA_ARGS__);                              \
     }
-#define GET_HOME(home) { (home) = agora_rank(); }
-#define SET_HOME(...) {;}
+#define GET_PID(pid)                                                                                                   \
+    {                                                                                                                  \
+        agora_lock(&agora_parmacs_pid_lock_);                                                                          \
+        (pid) = agora_parmacs_next_pid_++;                                                                             \
+        agora_unlock(&agora_parmacs_pid_lock_);                                                                        \
+    }
+#define GET_HOME(home)                                                                                                 \
+    {                                                                                                                  \
+        (home) = agora_rank();                                                                                         \
+    }
+#define SET_HOME(...)                                                                                                  \
+    {                                                                                                                  \
+        ;                                                                                                              \
+    }
 
 /* ---- Locks ---- */
 #define LOCKDEC(l) agora_lock_t l;
-#define LOCKINIT(l) { memset(&(l), 0, sizeof(agora_lock_t)); }
-#define LOCK(l) { agora_parmacs_check_(agora_lock(&(l)), "LOCK", #l); }
-#define UNLOCK(l) { agora_parmacs_check_(agora_unlock(&(l)), "UNLOCK", #l); }
+#define LOCKINIT(l)                                                                                                    \
+    {                                                                                                                  \
+        memset(&(l), 0, sizeof(agora_lock_t));                                                                         \
+    }
+#define LOCK(l)                                                                                                        \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_lock(&(l)), "LOCK", #l);                                                            \
+    }
+#define UNLOCK(l)                                                                                                      \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_unlock(&(l)), "UNLOCK", #l);                                                        \
+    }
 #define NLOCKDEC(l) LOCKDEC(l)
 #define NLOCKINIT(l) LOCKINIT(l)
 #define NLOCK(l) LOCK(l)
 #define NUNLOCK(l) UNLOCK(l)
 #define ALOCKDEC(a, n) agora_lock_t a[n];
-#define ALOCKINIT(a, n)                                                           \
-    {                                                                             \
-        long agora_pm_i_;                                                         \
-        for (agora_pm_i_ = 0; agora_pm_i_ < (long)(n); agora_pm_i_++)             \
-            memset(&(a)[agora_pm_i_], 0, sizeof(agora_lock_t));                   \
+#define ALOCKINIT(a, n)                                                                                                \
+    {                                                                                                                  \
+        long agora_pm_i_;                                                                                              \
+        for (agora_pm_i_ = 0; agora_pm_i_ < (long)(n); agora_pm_i_++)                                                  \
+            memset(&(a)[agora_pm_i_], 0, sizeof(agora_lock_t));                                                        \
     }
-#define ALOCK(a, i) { agora_parmacs_check_(agora_lock(&(a)[i]), "ALOCK", #a "[" #i "]"); }
-#define AULOCK(a, i) { agora_parmacs_check_(agora_unlock(&(a)[i]), "AULOCK", #a "[" #i "]"); }
+#define ALOCK(a, i)                                                                                                    \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_lock(&(a)[i]), "ALOCK", #a "[" #i "]");                                             \
+    }
+#define AULOCK(a, i)                                                                                                   \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_unlock(&(a)[i]), "AULOCK", #a "[" #i "]");                                          \
+    }
 
 /* ---- Barriers ---- */
 #define BARDEC(b) agora_thread_barrier_t b;
-#define AGORA_PM_BARINIT_1_(b) { memset(&(b), 0, sizeof(agora_thread_barrier_t)); }
-#define AGORA_PM_BARINIT_2_(b, n) \
-    { agora_parmacs_check_(agora_thread_barrier_init(&(b), (unsigned)(n)), "BARINIT", #b); }
+#define AGORA_PM_BARINIT_1_(b)                                                                                         \
+    {                                                                                                                  \
+        memset(&(b), 0, sizeof(agora_thread_barrier_t));                                                               \
+    }
+#define AGORA_PM_BARINIT_2_(b, n)                                                                                      \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_thread_barrier_init(&(b), (unsigned)(n)), "BARINIT", #b);                           \
+    }
 #define BARINIT(...) AGORA_PM_2OR1_(AGORA_PM_BARINIT_2_, AGORA_PM_BARINIT_1_, __VA_ARGS__)(__VA_ARGS__)
-#define AGORA_PM_BARRIER_1_(b) \
-    { agora_parmacs_check_(agora_thread_barrier_wait(&(b)), "BARRIER", #b); }
-#define AGORA_PM_BARRIER_2_(b, n) \
-    { agora_parmacs_check_(agora_thread_barrier_wait_count(&(b), (unsigned)(n)), "BARRIER", #b); }
+#define AGORA_PM_BARRIER_1_(b)                                                                                         \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_thread_barrier_wait(&(b)), "BARRIER", #b);                                          \
+    }
+#define AGORA_PM_BARRIER_2_(b, n)                                                                                      \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_thread_barrier_wait_count(&(b), (unsigned)(n)), "BARRIER", #b);                     \
+    }
 #define BARRIER(...) AGORA_PM_2OR1_(AGORA_PM_BARRIER_2_, AGORA_PM_BARRIER_1_, __VA_ARGS__)(__VA_ARGS__)
-#define BAREXCLUDE(...) {;}
-#define BARINCLUDE(...) {;}
+#define BAREXCLUDE(...)                                                                                                \
+    {                                                                                                                  \
+        ;                                                                                                              \
+    }
+#define BARINCLUDE(...)                                                                                                \
+    {                                                                                                                  \
+        ;                                                                                                              \
+    }
 
 /* ---- Pause flags (set/clear/wait; PAUSE waits for the flag and clears it) ---- */
-#define PAUSEDEC(p) struct { agora_lock_t lock; agora_cond_t cond; long flag; } p; /* NOLINT(bugprone-macro-parentheses): p is declared */
-#define PAUSEINIT(p) { memset(&(p), 0, sizeof(p)); }
-#define SETPAUSE(p)                                  \
-    {                                                \
-        LOCK((p).lock)                               \
-        (p).flag = 1;                                \
-        agora_cond_broadcast(&(p).cond);             \
-        UNLOCK((p).lock)                             \
+#define PAUSEDEC(p)                                                                                                    \
+    struct {                                                                                                           \
+        agora_lock_t lock;                                                                                             \
+        agora_cond_t cond;                                                                                             \
+        long flag;                                                                                                     \
+    } p; /* NOLINT(bugprone-macro-parentheses): p is declared */
+#define PAUSEINIT(p)                                                                                                   \
+    {                                                                                                                  \
+        memset(&(p), 0, sizeof(p));                                                                                    \
     }
-#define CLEARPAUSE(p) { LOCK((p).lock) (p).flag = 0; UNLOCK((p).lock) }
-#define WAITPAUSE(p)                                                     \
-    {                                                                    \
-        LOCK((p).lock)                                                   \
-        while (!(p).flag) agora_cond_wait(&(p).cond, &(p).lock);         \
-        UNLOCK((p).lock)                                                 \
+#define SETPAUSE(p)                                                                                                    \
+    {                                                                                                                  \
+        LOCK((p).lock)                                                                                                 \
+        (p).flag = 1;                                                                                                  \
+        agora_cond_broadcast(&(p).cond);                                                                               \
+        UNLOCK((p).lock)                                                                                               \
     }
-#define PAUSE(p)                                                         \
-    {                                                                    \
-        LOCK((p).lock)                                                   \
-        while (!(p).flag) agora_cond_wait(&(p).cond, &(p).lock);         \
-        (p).flag = 0;                                                    \
-        UNLOCK((p).lock)                                                 \
+#define CLEARPAUSE(p)                                                                                                  \
+    {                                                                                                                  \
+        LOCK((p).lock)(p).flag = 0;                                                                                    \
+        UNLOCK((p).lock)                                                                                               \
     }
-#define EVENT(...) {;}
+#define WAITPAUSE(p)                                                                                                   \
+    {                                                                                                                  \
+        LOCK((p).lock)                                                                                                 \
+        while (!(p).flag)                                                                                              \
+            agora_cond_wait(&(p).cond, &(p).lock);                                                                     \
+        UNLOCK((p).lock)                                                                                               \
+    }
+#define PAUSE(p)                                                                                                       \
+    {                                                                                                                  \
+        LOCK((p).lock)                                                                                                 \
+        while (!(p).flag)                                                                                              \
+            agora_cond_wait(&(p).cond, &(p).lock);                                                                     \
+        (p).flag = 0;                                                                                                  \
+        UNLOCK((p).lock)                                                                                               \
+    }
+#define EVENT(...)                                                                                                     \
+    {                                                                                                                  \
+        ;                                                                                                              \
+    }
 
 /* ---- Semaphores ---- */
 #define SEMDEC(s) agora_sem_t s;
-#define SEMINIT(s, v) { agora_parmacs_check_(agora_sem_init(&(s), (unsigned)(v)), "SEMINIT", #s); }
-#define SEMP(s) { agora_parmacs_check_(agora_sem_wait(&(s)), "SEMP", #s); }
-#define SEMV(s) { agora_parmacs_check_(agora_sem_post(&(s)), "SEMV", #s); }
+#define SEMINIT(s, v)                                                                                                  \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_sem_init(&(s), (unsigned)(v)), "SEMINIT", #s);                                      \
+    }
+#define SEMP(s)                                                                                                        \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_sem_wait(&(s)), "SEMP", #s);                                                        \
+    }
+#define SEMV(s)                                                                                                        \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_sem_post(&(s)), "SEMV", #s);                                                        \
+    }
 
 /* ---- Self-scheduling counters ---- */
-#define GSDEC(g) struct { agora_lock_t lock; long value; } g; /* NOLINT(bugprone-macro-parentheses): g is declared */
-#define GSINIT(g) { memset(&(g), 0, sizeof(g)); }
-#define GETSUB(g, sub, limit, nproc)                 \
-    {                                                \
-        LOCK((g).lock)                               \
-        if ((g).value <= (limit))                    \
-            (sub) = (g).value++;                     \
-        else {                                       \
-            (sub) = -1;                              \
-            (g).value = 0;                           \
-        }                                            \
-        UNLOCK((g).lock)                             \
+#define GSDEC(g)                                                                                                       \
+    struct {                                                                                                           \
+        agora_lock_t lock;                                                                                             \
+        long value;                                                                                                    \
+    } g; /* NOLINT(bugprone-macro-parentheses): g is declared */
+#define GSINIT(g)                                                                                                      \
+    {                                                                                                                  \
+        memset(&(g), 0, sizeof(g));                                                                                    \
+    }
+#define GETSUB(g, sub, limit, nproc)                                                                                   \
+    {                                                                                                                  \
+        LOCK((g).lock)                                                                                                 \
+        if ((g).value <= (limit))                                                                                      \
+            (sub) = (g).value++;                                                                                       \
+        else {                                                                                                         \
+            (sub) = -1;                                                                                                \
+            (g).value = 0;                                                                                             \
+        }                                                                                                              \
+        UNLOCK((g).lock)                                                                                               \
     }
 #define NU_GSDEC(g) GSDEC(g)
 #define NU_GSINIT(g) GSINIT(g)
 #define NU_GETSUB(g, sub, limit, nproc) GETSUB(g, sub, limit, nproc)
 #define ADEC(a) long a;
-#define AINIT(...) {;}
-#define PROBEND(...) {;}
+#define AINIT(...)                                                                                                     \
+    {                                                                                                                  \
+        ;                                                                                                              \
+    }
+#define PROBEND(...)                                                                                                   \
+    {                                                                                                                  \
+        ;                                                                                                              \
+    }
 
 /* ---- Time ---- */
-#define CLOCK(t) { (t) = (unsigned long)(agora_wtime() * 1e6); }
-#define AUG_DELAY(s) { sleep(s); }
+#define CLOCK(t)                                                                                                       \
+    {                                                                                                                  \
+        (t) = (unsigned long)(agora_wtime() * 1e6);                                                                    \
+    }
+#define AUG_DELAY(s)                                                                                                   \
+    {                                                                                                                  \
+        sleep(s);                                                                                                      \
+    }
 
 /* ---- Tracing, augmentation and monitors: nothing, as in c.m4.null ---- */
 #define AUG_ON
@@ -260,11 +357,29 @@ static inline void agora_parmacs_require_program_mode_(void) {
 #define DYN_SCHED_OFF ;
 #define AUG_SET_LOLIMIT(...) ;
 #define AUG_SET_HILIMIT(...) ;
-#define ST_LOG(...) {;}
-#define MENTER(...) {;}
-#define DELAY(...) {;}
-#define CONTINUE(...) {;}
-#define MEXIT(...) {;}
-#define MONINIT(...) {;}
+#define ST_LOG(...)                                                                                                    \
+    {                                                                                                                  \
+        ;                                                                                                              \
+    }
+#define MENTER(...)                                                                                                    \
+    {                                                                                                                  \
+        ;                                                                                                              \
+    }
+#define DELAY(...)                                                                                                     \
+    {                                                                                                                  \
+        ;                                                                                                              \
+    }
+#define CONTINUE(...)                                                                                                  \
+    {                                                                                                                  \
+        ;                                                                                                              \
+    }
+#define MEXIT(...)                                                                                                     \
+    {                                                                                                                  \
+        ;                                                                                                              \
+    }
+#define MONINIT(...)                                                                                                   \
+    {                                                                                                                  \
+        ;                                                                                                              \
+    }
 
 #endif /* AGORA_PARMACS_H */

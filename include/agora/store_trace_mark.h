@@ -12,7 +12,5 @@ void agora_store_trace_mark_instrumented(void);
 #ifdef __cplusplus
 }
 #endif
-__attribute__((constructor, used)) static void agora_store_trace_mark_(void) {
-  agora_store_trace_mark_instrumented();
-}
+__attribute__((constructor, used)) static void agora_store_trace_mark_(void) { agora_store_trace_mark_instrumented(); }
 #endif

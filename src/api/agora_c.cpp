@@ -6,8 +6,8 @@
 
 #include "agora/agora.h"
 #include "api/private_stack.h"
-#include "program/program_state.h"
 #include "common/log.h"
+#include "program/program_state.h"
 #include "runtime/runtime.h"
 
 using agora::Runtime;
@@ -17,10 +17,11 @@ Runtime *g_rt = nullptr;
 
 bool forked_child(const char *fn) {
   if (!Runtime::in_forked_child()) return false;
-  agora::log_error("%s called in a process made by fork(): it is not an Agora rank (only the "
-                   "processes agorarun starts are); global memory and the API are not available "
-                   "in it",
-                   fn);
+  agora::log_error(
+      "%s called in a process made by fork(): it is not an Agora rank (only the "
+      "processes agorarun starts are); global memory and the API are not available "
+      "in it",
+      fn);
   return true;
 }
 
@@ -92,13 +93,13 @@ double agora_wtime(void) { return agora::platform::now_seconds(); }
 
 // The API casts its enums to the runtime's: they must stay in step.
 static_assert((int)agora::Placement::Block == AGORA_PLACE_BLOCK &&
-              (int)agora::Placement::Cyclic == AGORA_PLACE_CYCLIC &&
-              (int)agora::Placement::OnRank == AGORA_PLACE_RANK,
+                  (int)agora::Placement::Cyclic == AGORA_PLACE_CYCLIC &&
+                  (int)agora::Placement::OnRank == AGORA_PLACE_RANK,
               "agora_placement_t and agora::Placement differ");
 static_assert((int)agora::ReduceType::Int64 == AGORA_INT64 && (int)agora::ReduceType::Double == AGORA_DOUBLE,
               "agora_type_t and agora::ReduceType differ");
 static_assert((int)agora::ReduceOp::Sum == AGORA_SUM && (int)agora::ReduceOp::Min == AGORA_MIN &&
-              (int)agora::ReduceOp::Max == AGORA_MAX,
+                  (int)agora::ReduceOp::Max == AGORA_MAX,
               "agora_op_t and agora::ReduceOp differ");
 
 // A placement and rank agora_alloc_placed/agora_malloc_placed accept; the
@@ -113,9 +114,10 @@ static bool placement_valid(Runtime *rt, const char *fn, agora_placement_t place
     return false;
   }
   if (placement == AGORA_PLACE_RANK && rt->space().servers() > 0) {
-    agora::log_error("%s: placement on rank %d refused: with memory servers (AGORA_MEMORY_SERVERS=%d) "
-                     "all global memory is homed on the servers, striped; use AGORA_PLACE_BLOCK or _CYCLIC",
-                     fn, *rank, (int)rt->space().servers());
+    agora::log_error(
+        "%s: placement on rank %d refused: with memory servers (AGORA_MEMORY_SERVERS=%d) "
+        "all global memory is homed on the servers, striped; use AGORA_PLACE_BLOCK or _CYCLIC",
+        fn, *rank, (int)rt->space().servers());
     return false;
   }
   if (placement != AGORA_PLACE_RANK) *rank = 0;
@@ -265,8 +267,8 @@ static agora_lock_t *create_locks(size_t count, const void *call_site) {
   }
   auto *locks = (agora_lock_t *)rt->malloc_local(count * sizeof(agora_lock_t));
   if (!locks) {
-    agora::log_error("agora_lock_array_create(%zu): cannot allocate %zu handles of %zu bytes",
-                     count, count, sizeof(agora_lock_t));
+    agora::log_error("agora_lock_array_create(%zu): cannot allocate %zu handles of %zu bytes", count, count,
+                     sizeof(agora_lock_t));
     return nullptr;
   }
   if (init_locks("agora_lock_array_create", locks, count, call_site) != AGORA_OK) {
@@ -278,9 +280,7 @@ static agora_lock_t *create_locks(size_t count, const void *call_site) {
 
 agora_lock_t *agora_lock_create(void) { return create_locks(1, __builtin_return_address(0)); }
 
-agora_lock_t *agora_lock_array_create(size_t count) {
-  return create_locks(count, __builtin_return_address(0));
-}
+agora_lock_t *agora_lock_array_create(size_t count) { return create_locks(count, __builtin_return_address(0)); }
 
 // The lock service's key of a lock: a created lock's id, or the address of
 // a zero-filled agora_lock_t in global memory (an address-named lock).
@@ -290,9 +290,10 @@ static bool lock_key(Runtime *rt, const char *fn, const agora_lock_t *lock, uint
     return false;
   }
   if (lock->id == kDestroyedLock) {
-    agora::log_error("%s(%p): the lock was destroyed (agora_lock_destroy); initialise it again "
-                     "(agora_lock_init, or zero-fill it in global memory) before using it",
-                     fn, (const void *)lock);
+    agora::log_error(
+        "%s(%p): the lock was destroyed (agora_lock_destroy); initialise it again "
+        "(agora_lock_init, or zero-fill it in global memory) before using it",
+        fn, (const void *)lock);
     return false;
   }
   if (lock->id) {
@@ -300,11 +301,12 @@ static bool lock_key(Runtime *rt, const char *fn, const agora_lock_t *lock, uint
     return true;
   }
   if (!rt->space().maybe_allocated((uintptr_t)lock)) {
-    agora::log_error("%s(%p): a lock with id 0 is named by its address, which must be in global "
-                     "memory (a global of a program built with agoracc, agora_malloc'd or "
-                     "agora_alloc'd memory); this one is not: use agora_lock_create, or place it "
-                     "in global memory",
-                     fn, (const void *)lock);
+    agora::log_error(
+        "%s(%p): a lock with id 0 is named by its address, which must be in global "
+        "memory (a global of a program built with agoracc, agora_malloc'd or "
+        "agora_alloc'd memory); this one is not: use agora_lock_create, or place it "
+        "in global memory",
+        fn, (const void *)lock);
     return false;
   }
   *key = (uint64_t)(uintptr_t)lock;
@@ -376,8 +378,8 @@ int agora_flush_all(void) {
 int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op) {
   AGORA_ON_PRIVATE_STACK(agora_reduce(buf, count, type, op));
   RUNTIME_OR("agora_reduce", AGORA_ERR_NOT_INITIALIZED);
-  if ((type != AGORA_INT64 && type != AGORA_DOUBLE) ||
-      (op != AGORA_SUM && op != AGORA_MIN && op != AGORA_MAX) || (!buf && count)) {
+  if ((type != AGORA_INT64 && type != AGORA_DOUBLE) || (op != AGORA_SUM && op != AGORA_MIN && op != AGORA_MAX) ||
+      (!buf && count)) {
     agora::log_error("agora_reduce: bad type %d or op %d (or NULL buffer)", (int)type, (int)op);
     return AGORA_ERR_INVALID_ARGUMENT;
   }
@@ -385,8 +387,8 @@ int agora_reduce(void *buf, size_t count, agora_type_t type, agora_op_t op) {
 }
 
 // rank -1 with placed: the placement rule.
-static int thread_create(const char *fn_name, agora_thread_t *t, bool placed, int rank,
-                         void *(*fn)(void *), void *arg) {
+static int thread_create(const char *fn_name, agora_thread_t *t, bool placed, int rank, void *(*fn)(void *),
+                         void *arg) {
   AGORA_ON_PRIVATE_STACK(thread_create(fn_name, t, placed, rank, fn, arg));
   RUNTIME_OR(fn_name, AGORA_ERR_NOT_INITIALIZED);
   if (!t || !fn) {
@@ -417,8 +419,8 @@ int agora_thread_join(agora_thread_t t, void **ret) {
   AGORA_ON_PRIVATE_STACK(agora_thread_join(t, ret));
   RUNTIME_OR("agora_thread_join", AGORA_ERR_NOT_INITIALIZED);
   if (t.rank < 0 || t.rank >= rt->compute_nranks() || t.id == 0) {
-    agora::log_error("agora_thread_join: (rank %d, id %llu) is not a thread handle (a failed create?)",
-                     (int)t.rank, (unsigned long long)t.id);
+    agora::log_error("agora_thread_join: (rank %d, id %llu) is not a thread handle (a failed create?)", (int)t.rank,
+                     (unsigned long long)t.id);
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   return rt->thread_join(t.rank, t.id, ret);
@@ -440,11 +442,12 @@ uint64_t agora_thread_self(void) {
 static bool global_object(Runtime *rt, const char *fn, const void *object, size_t size) {
   uintptr_t a = (uintptr_t)object;
   if (object && rt->space().maybe_allocated(a) && rt->space().maybe_allocated(a + size - 1)) return true;
-  agora::log_error("%s(%p): %s; thread barriers, condition variables and semaphores are named by "
-                   "their address and must live in global memory (a global of a program built "
-                   "with agoracc, malloc'd memory of such a program, agora_malloc'd or "
-                   "agora_alloc'd memory)",
-                   fn, object, object ? "not in global memory" : "NULL");
+  agora::log_error(
+      "%s(%p): %s; thread barriers, condition variables and semaphores are named by "
+      "their address and must live in global memory (a global of a program built "
+      "with agoracc, malloc'd memory of such a program, agora_malloc'd or "
+      "agora_alloc'd memory)",
+      fn, object, object ? "not in global memory" : "NULL");
   return false;
 }
 
@@ -477,9 +480,10 @@ int agora_thread_barrier_wait(agora_thread_barrier_t *b) {
   RUNTIME_OR("agora_thread_barrier_wait", AGORA_ERR_NOT_INITIALIZED);
   if (!global_object(rt, "agora_thread_barrier_wait", b, sizeof *b)) return AGORA_ERR_INVALID_ARGUMENT;
   if (b->magic != kBarrierMagic) {
-    agora::log_error("agora_thread_barrier_wait(%p): not initialised (agora_thread_barrier_init, "
-                     "or pass the count with agora_thread_barrier_wait_count)",
-                     (void *)b);
+    agora::log_error(
+        "agora_thread_barrier_wait(%p): not initialised (agora_thread_barrier_init, "
+        "or pass the count with agora_thread_barrier_wait_count)",
+        (void *)b);
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   return agora_thread_barrier_wait_count(b, b->count);
@@ -581,9 +585,9 @@ int agora_sem_init(agora_sem_t *s, unsigned value) {
   return rt->sem_init((uint64_t)(uintptr_t)s, value);
 }
 
-#define SEM_OBJECT(fn)                                                                              \
-  RUNTIME_OR(fn, AGORA_ERR_NOT_INITIALIZED);                                                        \
-  if (!global_object(rt, fn, s, sizeof *s)) return AGORA_ERR_INVALID_ARGUMENT;                      \
+#define SEM_OBJECT(fn)                                                         \
+  RUNTIME_OR(fn, AGORA_ERR_NOT_INITIALIZED);                                   \
+  if (!global_object(rt, fn, s, sizeof *s)) return AGORA_ERR_INVALID_ARGUMENT; \
   uint64_t key = (uint64_t)(uintptr_t)s
 
 int agora_sem_wait(agora_sem_t *s) {
@@ -641,14 +645,18 @@ agora_status_t agora_stats_get(agora_stats_t *out, agora_stats_scope_t scope) {
   AGORA_ON_PRIVATE_STACK(agora_stats_get(out, scope));
   RUNTIME_OR("agora_stats_get", AGORA_ERR_NOT_INITIALIZED);
   if (!out || (scope != AGORA_STATS_RANK && scope != AGORA_STATS_JOB)) {
-    if (!out) agora::log_error("agora_stats_get: out is NULL");
-    else agora::log_error("agora_stats_get: scope %d is not AGORA_STATS_RANK or AGORA_STATS_JOB", (int)scope);
+    if (!out)
+      agora::log_error("agora_stats_get: out is NULL");
+    else
+      agora::log_error("agora_stats_get: scope %d is not AGORA_STATS_RANK or AGORA_STATS_JOB", (int)scope);
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   // Filled here, copied out without the lock (out may be global memory).
   agora::Stats got;
-  if (scope == AGORA_STATS_RANK) got = rt->stats_snapshot();
-  else if (int status = rt->stats_job(&got)) return (agora_status_t)status;
+  if (scope == AGORA_STATS_RANK)
+    got = rt->stats_snapshot();
+  else if (int status = rt->stats_job(&got))
+    return (agora_status_t)status;
   *out = got;
   return AGORA_OK;
 }

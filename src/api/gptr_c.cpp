@@ -38,9 +38,10 @@ gptr::Signal *signal_of(agora_gptr_signal_t *s) { return reinterpret_cast<gptr::
 // wait for the very service that holds it.
 bool private_buffer(Runtime *rt, const char *fn, const void *p, size_t bytes) {
   if (!bytes || !rt->space().contains((uintptr_t)p)) return true;
-  agora::log_error("%s: the local buffer %p is in Agora's page-based global memory (agora_mem_alloc, agora_mem_malloc, "
-                   "or a stack or global of a program built with agoracc); use private memory",
-                   fn, p);
+  agora::log_error(
+      "%s: the local buffer %p is in Agora's page-based global memory (agora_mem_alloc, agora_mem_malloc, "
+      "or a stack or global of a program built with agoracc); use private memory",
+      fn, p);
   return false;
 }
 
@@ -175,9 +176,10 @@ agora_status_t agora_gptr_signal_destroy(agora_gptr_signal_t *signal) {
   // A waiter means a wait is under way, which counts as pending too.
   int64_t pending = rt->global_pointers().signal_pending(signal_of(signal));
   if (pending != 0) {
-    agora::log_error("agora_gptr_signal_destroy(%p): %lld operations counted on it have not completed "
-                     "(agora_gptr_signal_wait first)",
-                     (void *)signal, (long long)pending);
+    agora::log_error(
+        "agora_gptr_signal_destroy(%p): %lld operations counted on it have not completed "
+        "(agora_gptr_signal_wait first)",
+        (void *)signal, (long long)pending);
     return AGORA_ERR_MISUSE;
   }
   return AGORA_OK;

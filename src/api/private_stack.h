@@ -26,8 +26,10 @@ auto on_private_stack(F &&f) -> decltype(f()) {
     std::conditional_t<std::is_void_v<R>, char, R> result{};
     static void *run(void *self) {
       auto *c = static_cast<Call *>(self);
-      if constexpr (std::is_void_v<R>) (*c->f)();
-      else c->result = (*c->f)();
+      if constexpr (std::is_void_v<R>)
+        (*c->f)();
+      else
+        c->result = (*c->f)();
       return nullptr;
     }
   } call{&f};

@@ -88,14 +88,22 @@ constexpr uint64_t kAgoraThread = 1ull << 48;  // agora handles are at or above 
 
 int to_errno(int status) {
   switch (status) {
-    case AGORA_OK: return 0;
-    case AGORA_BUSY: return EBUSY;
-    case AGORA_TIMEDOUT: return ETIMEDOUT;
-    case AGORA_ERR_DEADLOCK: return EDEADLK;
-    case AGORA_ERR_NOT_HELD: return EPERM;
-    case AGORA_ERR_NO_MEMORY: return ENOMEM;
-    case AGORA_ERR_MISUSE: return EAGAIN;
-    default: return EINVAL;
+    case AGORA_OK:
+      return 0;
+    case AGORA_BUSY:
+      return EBUSY;
+    case AGORA_TIMEDOUT:
+      return ETIMEDOUT;
+    case AGORA_ERR_DEADLOCK:
+      return EDEADLK;
+    case AGORA_ERR_NOT_HELD:
+      return EPERM;
+    case AGORA_ERR_NO_MEMORY:
+      return ENOMEM;
+    case AGORA_ERR_MISUSE:
+      return EAGAIN;
+    default:
+      return EINVAL;
   }
 }
 
@@ -147,8 +155,7 @@ int __wrap_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *att
   int type = PTHREAD_MUTEX_NORMAL;
   if (attr) pthread_mutexattr_gettype(attr, &type);
   if (type == PTHREAD_MUTEX_RECURSIVE) {
-    agora::log_error("pthread_mutex_init(%p): recursive mutexes in global memory are not supported",
-                     (void *)m);
+    agora::log_error("pthread_mutex_init(%p): recursive mutexes in global memory are not supported", (void *)m);
     return ENOTSUP;
   }
   memset((void *)m, 0, sizeof *m);  // zero: an address-named lock
@@ -288,8 +295,7 @@ int __wrap_sem_destroy(sem_t *s) {
 
 // The worker slots are the program's processors.
 long __wrap_sysconf(int name) {
-  if (agora_up() && (name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF))
-    return agora_thread_slots();
+  if (agora_up() && (name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF)) return agora_thread_slots();
   return __real_sysconf(name);
 }
 

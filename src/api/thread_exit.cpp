@@ -8,9 +8,11 @@
 
 extern "C" void agora_thread_exit(void *ret) {
   if (!agora::in_body())
-    agora::fatal("agora_thread_exit called outside an agora thread%s: there is no thread to end; "
-                 "the job ends",
-                 agora::program_started() ? " and not by main" : " (main of an SPMD or fork-join "
-                                                                 "program returns from main instead)");
+    agora::fatal(
+        "agora_thread_exit called outside an agora thread%s: there is no thread to end; "
+        "the job ends",
+        agora::program_started() ? " and not by main"
+                                 : " (main of an SPMD or fork-join "
+                                   "program returns from main instead)");
   agora::body_exit(ret);
 }

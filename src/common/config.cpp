@@ -1,8 +1,8 @@
 #include "common/config.h"
 
+#include <unistd.h>  // environ
 #include <algorithm>
 #include <cstdlib>
-#include <unistd.h>  // environ
 #include <utility>
 
 #include "common/options.h"
@@ -57,8 +57,7 @@ std::vector<std::string> config_unknown_variables() {
   return messages;
 }
 
-bool config_from_env(Config *out, std::string *error,
-                     const std::vector<std::string> &known_protocols) {
+bool config_from_env(Config *out, std::string *error, const std::vector<std::string> &known_protocols) {
   Config c;
   for (const OptionSpec &spec : option_table()) {
     const char *text = spec.assign ? option_env(spec) : nullptr;

@@ -53,19 +53,19 @@ constexpr uint64_t kHeapPlacedMin = 1ull << 20;
 // Each member is set by its row in options.def; its initializer is the
 // row's default.
 struct Config {
-  std::string protocol = "sc";          // AGORA_PROTOCOL
-  uint64_t memory_bytes = 4ull << 30;   // AGORA_MEMORY (global range, all ranks together)
-  bool print_stats = false;             // AGORA_STATS
-  std::string stats_json_path;          // AGORA_STATS_JSON
-  ServiceMode service = ServiceMode::Adaptive;  // AGORA_SERVICE
-  uint32_t service_sleep_us = 1000;     // AGORA_SERVICE_SLEEP_US: longest idle nap of the service thread
-  WaitMode wait = WaitMode::Auto;       // AGORA_WAIT: auto, spin or block
-  FetchMode fetch = FetchMode::Auto;    // AGORA_FETCH: auto (one-sided where possible) or messages
+  std::string protocol = "sc";                        // AGORA_PROTOCOL
+  uint64_t memory_bytes = 4ull << 30;                 // AGORA_MEMORY (global range, all ranks together)
+  bool print_stats = false;                           // AGORA_STATS
+  std::string stats_json_path;                        // AGORA_STATS_JSON
+  ServiceMode service = ServiceMode::Adaptive;        // AGORA_SERVICE
+  uint32_t service_sleep_us = 1000;                   // AGORA_SERVICE_SLEEP_US: longest idle nap of the service thread
+  WaitMode wait = WaitMode::Auto;                     // AGORA_WAIT: auto, spin or block
+  FetchMode fetch = FetchMode::Auto;                  // AGORA_FETCH: auto (one-sided where possible) or messages
   HomeWritesMode home_writes = HomeWritesMode::Auto;  // AGORA_HOME_WRITES: auto, sync or trap
-  bool debug = false;                   // AGORA_DEBUG
-  uint32_t threads_per_rank = 1;        // AGORA_THREADS_PER_RANK: agora_thread_create placement
-  IntervalPolicy intervals = IntervalPolicy::Lazy;  // AGORA_INTERVALS (hlrc): lazy or aggressive
-  uint32_t prefetch = 63;               // AGORA_PREFETCH: most pages fetched ahead of a sequential miss (0: off)
+  bool debug = false;                                 // AGORA_DEBUG
+  uint32_t threads_per_rank = 1;                      // AGORA_THREADS_PER_RANK: agora_thread_create placement
+  IntervalPolicy intervals = IntervalPolicy::Lazy;    // AGORA_INTERVALS (hlrc): lazy or aggressive
+  uint32_t prefetch = 63;                 // AGORA_PREFETCH: most pages fetched ahead of a sequential miss (0: off)
   RefreshMode refresh = RefreshMode::On;  // AGORA_REFRESH (hlrc): refetch hot pages at barrier end
   FlushMode flush = FlushMode::Observer;  // AGORA_FLUSH: observer or basic region flush
   // AGORA_CACHE: most bytes of remote pages a rank keeps copies of (0, unset:
@@ -82,8 +82,8 @@ struct Config {
   uint32_t gptr_block_bytes = 64;                   // AGORA_GPTR_BLOCK
   uint32_t gptr_dir_bits = 12;                      // AGORA_GPTR_DIR_BITS
   uint64_t gptr_chunk_bytes = 32ull << 10;          // AGORA_GPTR_CHUNK
-  uint32_t hang_warn_s = 60;            // AGORA_HANG_WARN: warn about ranks others wait for this long
-  uint32_t hang_timeout_s = 0;          // AGORA_HANG_TIMEOUT: end such a job after this long (0: never)
+  uint32_t hang_warn_s = 60;                        // AGORA_HANG_WARN: warn about ranks others wait for this long
+  uint32_t hang_timeout_s = 0;                      // AGORA_HANG_TIMEOUT: end such a job after this long (0: never)
   // AGORA_DOORBELL_SIGNAL: the real-time signal that wakes a napping service
   // thread; 0 = the first of SIGRTMIN+5.. with the default action (the
   // runtime checks the real-time range, which only libc knows).
@@ -91,24 +91,23 @@ struct Config {
   RemoteDoorbellMode remote_doorbell = RemoteDoorbellMode::Auto;  // AGORA_REMOTE_DOORBELL
   // Memory servers (docs/memory-servers.md): the last memory_servers ranks
   // home all global memory in stripe_bytes chunks (0: off, every rank homes).
-  uint32_t memory_servers = 0;          // AGORA_MEMORY_SERVERS
-  uint64_t stripe_bytes = 4096;         // AGORA_STRIPE
-  uint64_t stack_bytes = 8ull << 20;    // AGORA_STACK: program mode's stacks in global memory
+  uint32_t memory_servers = 0;        // AGORA_MEMORY_SERVERS
+  uint64_t stripe_bytes = 4096;       // AGORA_STRIPE
+  uint64_t stack_bytes = 8ull << 20;  // AGORA_STACK: program mode's stacks in global memory
   // AGORA_HEAP: where program mode puts the program's large malloc'd blocks
   // (kHeapPlacedMin and up): on the calling rank (local), or spread like
   // agora_malloc_placed's block or cyclic placement.
   HeapPlacement heap = HeapPlacement::Local;
   // Observability (docs/observability.md).
-  std::string trace_dir;                // AGORA_TRACE: write agora-trace.<rank>.json here
-  uint64_t trace_events = 1u << 20;     // AGORA_TRACE_EVENTS: trace buffer capacity per rank
-  bool profile = false;                 // AGORA_PROFILE: write agora-profile.<rank>.json
+  std::string trace_dir;             // AGORA_TRACE: write agora-trace.<rank>.json here
+  uint64_t trace_events = 1u << 20;  // AGORA_TRACE_EVENTS: trace buffer capacity per rank
+  bool profile = false;              // AGORA_PROFILE: write agora-profile.<rank>.json
 };
 
 // Fills *out from the environment (each runtime row of options.def). On a bad
 // value returns false and sets *error to a message naming the variable, the
 // value and what is allowed.
-bool config_from_env(Config *out, std::string *error,
-                     const std::vector<std::string> &known_protocols);
+bool config_from_env(Config *out, std::string *error, const std::vector<std::string> &known_protocols);
 
 // One message per AGORA_* environment variable that nothing in Agora reads
 // (a typo would otherwise be silently ignored), naming the closest known

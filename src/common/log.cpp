@@ -1,9 +1,9 @@
 #include "common/log.h"
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <unistd.h>
 
 namespace agora {
 namespace {
@@ -14,10 +14,9 @@ void (*g_abort_hook)(int) = nullptr;
 
 void vprint(const char *fmt, va_list ap) {
   char line[1024];
-  int n = g_forked_pid ? std::snprintf(line, sizeof line, "agora[pid %d, forked from rank %d]: ",
-                                       g_forked_pid, g_rank)
+  int n = g_forked_pid  ? std::snprintf(line, sizeof line, "agora[pid %d, forked from rank %d]: ", g_forked_pid, g_rank)
           : g_rank >= 0 ? std::snprintf(line, sizeof line, "agora[rank %d]: ", g_rank)
-                      : std::snprintf(line, sizeof line, "agora: ");
+                        : std::snprintf(line, sizeof line, "agora: ");
   n += std::vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
   if (n > (int)sizeof line - 2) n = sizeof line - 2;
   line[n++] = '\n';

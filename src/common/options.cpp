@@ -13,17 +13,19 @@ namespace {
 // Stores a parsed value into a Config member of any option type.
 template <typename T>
 void assign_member(T *member, const OptionValue &value) {
-  if constexpr (std::is_same_v<T, std::string>) *member = value.text;
-  else if constexpr (std::is_same_v<T, bool>) *member = value.number != 0;
-  else *member = static_cast<T>(value.number);  // integers, and enums by choice index
+  if constexpr (std::is_same_v<T, std::string>)
+    *member = value.text;
+  else if constexpr (std::is_same_v<T, bool>)
+    *member = value.number != 0;
+  else
+    *member = static_cast<T>(value.number);  // integers, and enums by choice index
 }
 
 // Constant-initialized (no constructor runs): program mode starts Agora from
 // a constructor, which may run before this file's dynamic initializers.
 constexpr OptionSpec kOptions[] = {
-#define AGORA_OPTION(member, ...)                                                           \
-  OptionSpec{__VA_ARGS__,                                                                   \
-             .assign = [](Config *c, const OptionValue &v) { assign_member(&c->member, v); }, \
+#define AGORA_OPTION(member, ...)                                                                          \
+  OptionSpec{__VA_ARGS__, .assign = [](Config *c, const OptionValue &v) { assign_member(&c->member, v); }, \
              .same = [](const Config &a, const Config &b) { return a.member == b.member; }},
 #define AGORA_VARIABLE(...) OptionSpec{__VA_ARGS__},
 #include "common/options.def"
@@ -51,8 +53,14 @@ std::string joined(const std::vector<std::string> &words) {
 }
 
 bool parse_bool(const std::string &s, uint64_t *out) {
-  if (s == "1" || s == "yes" || s == "on" || s == "true") { *out = 1; return true; }
-  if (s == "0" || s == "no" || s == "off" || s == "false") { *out = 0; return true; }
+  if (s == "1" || s == "yes" || s == "on" || s == "true") {
+    *out = 1;
+    return true;
+  }
+  if (s == "0" || s == "no" || s == "off" || s == "false") {
+    *out = 0;
+    return true;
+  }
   return false;
 }
 
@@ -87,15 +95,24 @@ bool parse_size(const std::string &text, uint64_t *bytes) {
   unsigned shift = 0;
   if (i < text.size()) {
     switch (std::toupper((unsigned char)text[i])) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
-      default: return false;
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      default:
+        return false;
     }
     ++i;
     if (i < text.size() && std::toupper((unsigned char)text[i]) == 'B') ++i;  // "4GB"
-    if (i < text.size() && (text[i] == 'i')) ++i;                              // "4Gi"
+    if (i < text.size() && (text[i] == 'i')) ++i;                             // "4Gi"
   }
   if (i != text.size()) return false;
   if (shift && (value >> (64 - shift)) != 0) return false;
@@ -110,16 +127,15 @@ std::string option_size_text(uint64_t bytes) {
   return std::to_string(bytes) + (unit >= 0 ? std::string(1, units[unit]) : "");
 }
 
-bool option_parse(const OptionSpec &spec, const std::string &text,
-                  const std::vector<std::string> &protocols, OptionValue *out, std::string *error) {
+bool option_parse(const OptionSpec &spec, const std::string &text, const std::vector<std::string> &protocols,
+                  OptionValue *out, std::string *error) {
   const std::string head = std::string(spec.variable) + "=" + text;
   OptionValue value;
   value.text = text;
   switch (spec.kind) {
     case OptionKind::Protocol:
     case OptionKind::Choice: {
-      std::vector<std::string> words =
-          spec.kind == OptionKind::Protocol ? protocols : choice_words(spec.choices);
+      std::vector<std::string> words = spec.kind == OptionKind::Protocol ? protocols : choice_words(spec.choices);
       for (size_t i = 0; i < words.size(); ++i) {
         if (words[i] == text) {
           value.number = i;
@@ -134,15 +150,14 @@ bool option_parse(const OptionSpec &spec, const std::string &text,
       bool parsed = parse_size(text, &value.number);
       if (parsed && value.number >= spec.min && value.number <= spec.max) break;
       bool too_large = parsed && value.number > spec.max && *spec.above_max;
-      *error = head + " is not a size between " + option_size_text(spec.min) + " and " +
-               option_size_text(spec.max) +
+      *error = head + " is not a size between " + option_size_text(spec.min) + " and " + option_size_text(spec.max) +
                (too_large ? std::string(" (") + spec.above_max + ")" : std::string("; ") + spec.hint);
       return false;
     }
     case OptionKind::Count:
       if (parse_whole(text, spec.min, spec.max, &value.number)) break;
-      *error = head + " is not a whole number of " + spec.what + " between " +
-               std::to_string(spec.min) + " and " + std::to_string(spec.max);
+      *error = head + " is not a whole number of " + spec.what + " between " + std::to_string(spec.min) + " and " +
+               std::to_string(spec.max);
       return false;
     case OptionKind::Signal:
       if (parse_whole(text, spec.min, spec.max, &value.number)) break;
@@ -174,23 +189,32 @@ OptionSource option_source(const OptionSpec &spec) {
 
 const char *option_source_name(OptionSource source) {
   switch (source) {
-    case OptionSource::Default: return "default";
-    case OptionSource::Environment: return "environment";
-    case OptionSource::Flag: return "flag";
+    case OptionSource::Default:
+      return "default";
+    case OptionSource::Environment:
+      return "environment";
+    case OptionSource::Flag:
+      return "flag";
   }
   return "?";
 }
 
 std::string option_allowed_text(const OptionSpec &spec, const std::vector<std::string> &protocols) {
   switch (spec.kind) {
-    case OptionKind::Protocol: return joined(protocols);
-    case OptionKind::Choice: return joined(choice_words(spec.choices));
-    case OptionKind::Size: return option_size_text(spec.min) + ".." + option_size_text(spec.max);
+    case OptionKind::Protocol:
+      return joined(protocols);
+    case OptionKind::Choice:
+      return joined(choice_words(spec.choices));
+    case OptionKind::Size:
+      return option_size_text(spec.min) + ".." + option_size_text(spec.max);
     case OptionKind::Count:
       return std::to_string(spec.min) + ".." + std::to_string(spec.max) + " " + spec.what;
-    case OptionKind::Signal: return "a real-time signal number";
-    case OptionKind::Bool: return "1 or 0";
-    case OptionKind::String: return spec.what;
+    case OptionKind::Signal:
+      return "a real-time signal number";
+    case OptionKind::Bool:
+      return "1 or 0";
+    case OptionKind::String:
+      return spec.what;
   }
   return "";
 }

@@ -33,7 +33,7 @@ struct OptionValue {
 // initializers must follow declaration order).
 struct OptionSpec {
   const char *variable;
-  const char *flag = nullptr;        // agorarun's flag; nullptr: none
+  const char *flag = nullptr;  // agorarun's flag; nullptr: none
   OptionKind kind = OptionKind::String;
   const char *default_text = "";     // as documented ("" = unset)
   const char *value_name = "VALUE";  // the flag's value in help: SIZE, N, MODE
@@ -42,11 +42,11 @@ struct OptionSpec {
   // The kind of value in messages: Choice/Protocol "a service mode" ("X=v is
   // not a service mode"); Count its unit ("seconds"); String what it is.
   const char *what = "";
-  const char *hint = "";             // ends a bad value's message ("write e.g. 8M")
-  const char *above_max = "";        // Size: why the maximum (replaces hint above it)
-  const char *read_by = "runtime";   // who reads it: runtime, agoracc, sim_tests, ...
-  const char *doc = "";              // one line
-  const char *more = "";             // more detail (README)
+  const char *hint = "";            // ends a bad value's message ("write e.g. 8M")
+  const char *above_max = "";       // Size: why the maximum (replaces hint above it)
+  const char *read_by = "runtime";  // who reads it: runtime, agoracc, sim_tests, ...
+  const char *doc = "";             // one line
+  const char *more = "";            // more detail (README)
   // Runtime options only: store a parsed value into its Config member, and
   // compare that member of two configs (default check in the tests).
   void (*assign)(Config *, const OptionValue &) = nullptr;
@@ -61,8 +61,8 @@ const OptionSpec *option_find(const std::string &variable);
 // Parses `text` as `spec`'s variable. False with *error naming the variable,
 // the value and what is allowed ("AGORA_WAIT=x is not a wait mode; allowed:
 // auto, spin, block"). `protocols` are the allowed values of a Protocol.
-bool option_parse(const OptionSpec &spec, const std::string &text,
-                  const std::vector<std::string> &protocols, OptionValue *out, std::string *error);
+bool option_parse(const OptionSpec &spec, const std::string &text, const std::vector<std::string> &protocols,
+                  OptionValue *out, std::string *error);
 
 // The variable's text in the environment, or nullptr when unset or empty
 // (an empty variable counts as unset).

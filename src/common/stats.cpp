@@ -50,7 +50,8 @@ void Stats::combine(const Stats &o) {
 
 double Stats::value(int i) const {
   int k = 0;
-#define AGORA_STATS_VALUE_(kind, name, doc) if (k++ == i) return (double)(name);
+#define AGORA_STATS_VALUE_(kind, name, doc) \
+  if (k++ == i) return (double)(name);
   AGORA_STATS_FIELDS(AGORA_STATS_VALUE_)
 #undef AGORA_STATS_VALUE_
   return 0;
@@ -59,11 +60,13 @@ double Stats::value(int i) const {
 std::string Stats::text(int i) const {
   char buf[48];
   int k = 0;
-#define AGORA_STATS_TEXT_(kind, name, doc)                                                          \
-  if (k++ == i) {                                                                                   \
-    if (AGORA_STAT_KIND_##kind == StatKind::Seconds) std::snprintf(buf, sizeof buf, "%.6f", (double)(name)); \
-    else std::snprintf(buf, sizeof buf, "%llu", (unsigned long long)(name));                         \
-    return buf;                                                                                     \
+#define AGORA_STATS_TEXT_(kind, name, doc)                                \
+  if (k++ == i) {                                                         \
+    if (AGORA_STAT_KIND_##kind == StatKind::Seconds)                      \
+      std::snprintf(buf, sizeof buf, "%.6f", (double)(name));             \
+    else                                                                  \
+      std::snprintf(buf, sizeof buf, "%llu", (unsigned long long)(name)); \
+    return buf;                                                           \
   }
   AGORA_STATS_FIELDS(AGORA_STATS_TEXT_)
 #undef AGORA_STATS_TEXT_
@@ -80,8 +83,8 @@ std::string stats_report_json(const std::vector<Stats> &per_rank, const StatsRun
   Stats total;
   std::string s = "{\"schema\": " + std::to_string(AGORA_STATS_SCHEMA) +
                   ", \"agora_version\": " + json_string(AGORA_VERSION_STRING) +
-                  ", \"protocol\": " + json_string(run.protocol) +
-                  ", \"nranks\": " + std::to_string(per_rank.size()) + ", \"hosts\": [";
+                  ", \"protocol\": " + json_string(run.protocol) + ", \"nranks\": " + std::to_string(per_rank.size()) +
+                  ", \"hosts\": [";
   for (size_t r = 0; r < run.hosts.size(); ++r) s += (r ? ", " : "") + json_string(run.hosts[r]);
   s += "], \"fields\": [";
   for (int i = 0; i < Stats::kFields; ++i)
@@ -110,8 +113,8 @@ std::string stats_report_table(const std::vector<Stats> &per_rank, const StatsRu
 
   std::string servers;
   if (run.memory_servers > 0)
-    servers = " (" + std::to_string(per_rank.size() - run.memory_servers) + ".." +
-              std::to_string(per_rank.size() - 1) + " memory servers)";
+    servers = " (" + std::to_string(per_rank.size() - run.memory_servers) + ".." + std::to_string(per_rank.size() - 1) +
+              " memory servers)";
   std::string s = "agora statistics (protocol " + run.protocol + ", " + std::to_string(per_rank.size()) + " ranks" +
                   servers + "; job: counters and seconds summed over ranks, peaks the maximum)\n";
   char buf[64];
@@ -133,9 +136,8 @@ std::string stats_report_table(const std::vector<Stats> &per_rank, const StatsRu
     if (each_rank) {
       for (const Stats &st : per_rank) cells.push_back(st.text(i));
     } else {
-      auto [lo, hi] = std::minmax_element(per_rank.begin(), per_rank.end(), [&](const Stats &a, const Stats &b) {
-        return a.value(i) < b.value(i);
-      });
+      auto [lo, hi] = std::minmax_element(per_rank.begin(), per_rank.end(),
+                                          [&](const Stats &a, const Stats &b) { return a.value(i) < b.value(i); });
       cells = {lo->text(i), hi->text(i)};
     }
     cells.push_back(total.text(i));

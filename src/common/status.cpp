@@ -9,7 +9,8 @@ const char *status_text(int code) {
   // from AGORA_STATUS_LIST, and a status listed twice does not compile.
   switch (static_cast<agora_status_t>(code)) {
 #define AGORA_STATUS_CASE(pub, text) \
-  case pub: return #pub ": " text;
+  case pub:                          \
+    return #pub ": " text;
     AGORA_STATUS_LIST(AGORA_STATUS_CASE)
 #undef AGORA_STATUS_CASE
   }

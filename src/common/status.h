@@ -10,19 +10,19 @@
 namespace agora {
 
 // X(public name, what it means): every status, once.
-#define AGORA_STATUS_LIST(X)                                                                        \
-  X(AGORA_OK, "success")                                                                            \
+#define AGORA_STATUS_LIST(X)                                                                             \
+  X(AGORA_OK, "success")                                                                                 \
   X(AGORA_ERR_NOT_INITIALIZED, "API used before agora_init, after agora_finalize, or in a fork() child") \
-  X(AGORA_ERR_INVALID_ARGUMENT, "invalid argument")                                                 \
-  X(AGORA_ERR_NO_MEMORY, "global memory exhausted")                                                 \
-  X(AGORA_ERR_NOT_HELD, "the lock is not held by this thread")                                      \
-  X(AGORA_ERR_BAD_POINTER, "not memory Agora allocated, or already freed")                          \
-  X(AGORA_ERR_CONFIG, "bad AGORA_* setting")                                                        \
-  X(AGORA_ERR_TRANSPORT, "transport (MPI) failure")                                                 \
-  X(AGORA_ERR_DEADLOCK, "the call could never complete (a thread locking a lock it holds)")         \
-  X(AGORA_ERR_MISUSE, "a call the caller or the object's state forbids")                           \
-  X(AGORA_BARRIER_SERIAL, "the serial waiter of a thread barrier round")                            \
-  X(AGORA_BUSY, "would have to wait")                                                               \
+  X(AGORA_ERR_INVALID_ARGUMENT, "invalid argument")                                                      \
+  X(AGORA_ERR_NO_MEMORY, "global memory exhausted")                                                      \
+  X(AGORA_ERR_NOT_HELD, "the lock is not held by this thread")                                           \
+  X(AGORA_ERR_BAD_POINTER, "not memory Agora allocated, or already freed")                               \
+  X(AGORA_ERR_CONFIG, "bad AGORA_* setting")                                                             \
+  X(AGORA_ERR_TRANSPORT, "transport (MPI) failure")                                                      \
+  X(AGORA_ERR_DEADLOCK, "the call could never complete (a thread locking a lock it holds)")              \
+  X(AGORA_ERR_MISUSE, "a call the caller or the object's state forbids")                                 \
+  X(AGORA_BARRIER_SERIAL, "the serial waiter of a thread barrier round")                                 \
+  X(AGORA_BUSY, "would have to wait")                                                                    \
   X(AGORA_TIMEDOUT, "the deadline passed")
 
 // "AGORA_ERR_NO_MEMORY: global memory exhausted"; nullptr for a code that

@@ -11,8 +11,6 @@ using Rank = int32_t;
 // What the local copy of a page allows; ordered so that "at least" is >=.
 enum class Access : uint8_t { None = 0, Read = 1, Write = 2 };
 
-inline const char *access_name(Access a) {
-  return a == Access::None ? "none" : a == Access::Read ? "read" : "write";
-}
+inline const char *access_name(Access a) { return a == Access::None ? "none" : a == Access::Read ? "read" : "write"; }
 
 }  // namespace agora

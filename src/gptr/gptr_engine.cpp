@@ -10,11 +10,16 @@ namespace agora::gptr {
 
 const char *scheme_name(Scheme s) {
   switch (s) {
-    case Scheme::Direct: return "direct";
-    case Scheme::OrderNoCache: return "ordernocache";
-    case Scheme::OrderCache: return "ordercache";
-    case Scheme::Sequencer: return "sequencer";
-    case Scheme::Swcc: return "swcc";
+    case Scheme::Direct:
+      return "direct";
+    case Scheme::OrderNoCache:
+      return "ordernocache";
+    case Scheme::OrderCache:
+      return "ordercache";
+    case Scheme::Sequencer:
+      return "sequencer";
+    case Scheme::Swcc:
+      return "swcc";
   }
   return "?";
 }
@@ -32,9 +37,12 @@ std::unique_ptr<Engine> make_engine(Host &host, const Options &options) {
   switch (options.scheme) {
     case Scheme::Direct:
     case Scheme::OrderNoCache:
-    case Scheme::OrderCache: return std::make_unique<OrderEngine>(host, options);
-    case Scheme::Sequencer: return std::make_unique<SequencerEngine>(host, options);
-    case Scheme::Swcc: return std::make_unique<SwccEngine>(host, options);
+    case Scheme::OrderCache:
+      return std::make_unique<OrderEngine>(host, options);
+    case Scheme::Sequencer:
+      return std::make_unique<SequencerEngine>(host, options);
+    case Scheme::Swcc:
+      return std::make_unique<SwccEngine>(host, options);
   }
   return nullptr;
 }
@@ -72,9 +80,12 @@ Engine::Queued Engine::Queued::of(const Op &op) {
 }
 
 void Engine::count_issue(const Op &op) {
-  if (op.kind == OpKind::Read) counters_.reads++;
-  else if (op.kind == OpKind::Write) counters_.writes++;
-  else counters_.stores++;
+  if (op.kind == OpKind::Read)
+    counters_.reads++;
+  else if (op.kind == OpKind::Write)
+    counters_.writes++;
+  else
+    counters_.stores++;
 }
 
 void Engine::serve_local(const Op &op) {
@@ -96,8 +107,10 @@ void Engine::serve_request(const MsgHeader &m, Payload p, uint64_t size_or_mask,
     return;
   }
   uint64_t bytes = masked ? (uint64_t)__builtin_popcountll(size_or_mask) : size_or_mask;
-  if (masked) copy_masked(at, p.data, (uint32_t)p.size, size_or_mask);
-  else copy_words(at, p.data, size_or_mask);
+  if (masked)
+    copy_masked(at, p.data, (uint32_t)p.size, size_or_mask);
+  else
+    copy_words(at, p.data, size_or_mask);
   if (m.op == kStoreReq) stored(bytes);
   host_.send(m.src, MsgHeader{Channel::Gptr, kWriteAck, 0, 0, 0, id});
 }

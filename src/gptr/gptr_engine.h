@@ -94,8 +94,7 @@ std::unique_ptr<Engine> make_engine(Host &host, const Options &options);
 template <typename Map>
 typename Map::mapped_type take_request(Map &pending, const MsgHeader &m) {
   auto it = pending.find(m.c);
-  if (it == pending.end())
-    fatal("gptr: reply %llu from rank %d matches no request", (unsigned long long)m.c, m.src);
+  if (it == pending.end()) fatal("gptr: reply %llu from rank %d matches no request", (unsigned long long)m.c, m.src);
   auto request = std::move(it->second);
   pending.erase(it);
   return request;

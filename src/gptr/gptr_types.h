@@ -109,17 +109,17 @@ enum MsgOp : uint16_t {
   kWriteAck,     // c=request id
   kStoreReq,     // as kWriteReq; the home counts the bytes for store_sync
   // swcc (SWCC Split-C): a=block offset, b=request id
-  kSwccRead,      // want shared
-  kSwccWrite,     // want modified
-  kSwccStore,     // a=offset within segment, b=size|id<<32, payload: the home writes it
-  kSwccGrant,     // c=state granted, payload = the block
-  kSwccNack,      // the home was busy: retry
+  kSwccRead,   // want shared
+  kSwccWrite,  // want modified
+  kSwccStore,  // a=offset within segment, b=size|id<<32, payload: the home writes it
+  kSwccGrant,  // c=state granted, payload = the block
+  kSwccNack,   // the home was busy: retry
   kSwccInvalidate,
   kSwccInvalidateAck,  // c=1: refused (a copy on its way): the home retries
   kSwccRecall,         // c=1: exclusive (give it up), 0: keep a shared copy
   kSwccRecallReply,    // c=1: refused; payload = the block
   kSwccStoreAck,
-  kSwccReadRun,       // a bulk transfer's consecutive blocks: a=first block offset b=count
+  kSwccReadRun,  // a bulk transfer's consecutive blocks: a=first block offset b=count
   kSwccWriteRun,
   kSwccGrantRun,      // a=first block offset b=mask of the blocks granted c=state | count<<8, payload = them in order
   kSwccWriteBack,     // a release: the owner's modified blocks, a=first b=count, payload = them in order

@@ -60,8 +60,7 @@ Rank AddressSpace::arena_owner(uintptr_t addr) const {
   return r < (PageId)nranks_ ? (Rank)r : -1;
 }
 
-bool AddressSpace::collective_reserve(uint64_t bytes, Placement placement, Rank rank,
-                                      PageId *first, PageId *count) {
+bool AddressSpace::collective_reserve(uint64_t bytes, Placement placement, Rank rank, PageId *first, PageId *count) {
   // Rounded up without overflow: (bytes + page - 1) wraps for sizes near 2^64.
   PageId n = bytes / page_ + (bytes % page_ != 0);
   if (n == 0) n = 1;

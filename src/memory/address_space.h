@@ -41,9 +41,7 @@ class AddressSpace {
     if (windows_.contains_page(p)) return windows_.addr_of(p);
     return base_ + p * page_;
   }
-  bool contains(uintptr_t addr) const {
-    return (addr >= base_ && addr < base_ + total_) || windows_.contains(addr);
-  }
+  bool contains(uintptr_t addr) const { return (addr >= base_ && addr < base_ + total_) || windows_.contains(addr); }
   // Program mode: windows of the executable shared as global memory (their
   // pages follow the range's). Added at init, before any access.
   ProgramWindows &windows() { return windows_; }
@@ -59,8 +57,7 @@ class AddressSpace {
   // Collective: reserve pages for `bytes` with the given placement. Returns
   // the first page, or false if the collective region has fewer free pages
   // (any size, up to UINT64_MAX, is checked without overflow).
-  bool collective_reserve(uint64_t bytes, Placement placement, Rank rank, PageId *first,
-                          PageId *count);
+  bool collective_reserve(uint64_t bytes, Placement placement, Rank rank, PageId *first, PageId *count);
   // The collective allocation [first, first+count) with its placement (for
   // for_each_run_home_pages).
   CollectiveRun collective_run(PageId first, PageId count) const;
@@ -76,9 +73,7 @@ class AddressSpace {
   bool placed_remove(PageId first, CollectiveRun *removed) { return placed_.remove(first, removed); }
   bool placed_find(PageId page, CollectiveRun *run) const { return placed_.find(page, run); }
 
-  PageId arena_first_page(Rank r) const {
-    return collective_pages_ + placed_pages_ + (PageId)r * arena_pages_;
-  }
+  PageId arena_first_page(Rank r) const { return collective_pages_ + placed_pages_ + (PageId)r * arena_pages_; }
   PageId arena_pages() const { return arena_pages_; }
   // Memory servers (docs/memory-servers.md): from this call on, every page
   // that has a home is homed on server first + (p / stripe_pages) % count

@@ -9,9 +9,12 @@ Rank CollectiveRun::home(PageId page, Rank nranks) const {
   switch (placement) {
     // Rank r homes pages [ceil(r*count/n), ceil((r+1)*count/n)); 128 bits
     // because i * nranks can pass 2^64 for a range of 2^35 pages.
-    case Placement::Block: return (Rank)(((unsigned __int128)i * (unsigned)nranks) / count);
-    case Placement::Cyclic: return (Rank)(i % (PageId)nranks);
-    default: return rank;
+    case Placement::Block:
+      return (Rank)(((unsigned __int128)i * (unsigned)nranks) / count);
+    case Placement::Cyclic:
+      return (Rank)(i % (PageId)nranks);
+    default:
+      return rank;
   }
 }
 
@@ -27,7 +30,8 @@ void for_each_run_home_pages(const CollectiveRun &run, Rank who, Rank nranks,
       break;
     }
     case Placement::Cyclic:
-      if (nranks == 1) fn(first, count);
+      if (nranks == 1)
+        fn(first, count);
       else
         for (PageId i = (PageId)who; i < count; i += (PageId)nranks) fn(first + i, 1);
       break;
@@ -67,8 +71,10 @@ const CollectiveRun &CollectiveRuns::find(PageId page) const {
   uint64_t lo = 0, hi = size();  // answer in [lo, hi)
   while (hi - lo > 1) {
     uint64_t mid = lo + (hi - lo) / 2;
-    if (at(mid).first <= page) lo = mid;
-    else hi = mid;
+    if (at(mid).first <= page)
+      lo = mid;
+    else
+      hi = mid;
   }
   return at(lo);
 }

@@ -4,10 +4,10 @@
 // one position (O(log runs)), so it stays on in debug builds at every
 // allocation and free; the unit tests feed it corrupted maps.
 #pragma once
-#include <utility>
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <utility>
 
 namespace agora {
 
@@ -15,8 +15,8 @@ namespace agora {
 // after it are non-empty, inside [lo, hi), do not overlap one another, and
 // two free runs never touch (they would have been coalesced).
 template <typename Key, typename Length>
-bool free_lists_consistent_near(const std::map<Key, Length> &free, const std::map<Key, Length> &live, Key at,
-                                Key lo, Key hi) {
+bool free_lists_consistent_near(const std::map<Key, Length> &free, const std::map<Key, Length> &live, Key at, Key lo,
+                                Key hi) {
   struct Run {
     Key start;
     Length length;
@@ -39,7 +39,7 @@ bool free_lists_consistent_near(const std::map<Key, Length> &free, const std::ma
     if (i == 0) continue;
     const Run &prev = runs[i - 1];
     const Key end = prev.start + prev.length;
-    if (end > runs[i].start) return false;                           // overlap
+    if (end > runs[i].start) return false;                                // overlap
     if (prev.free && runs[i].free && end == runs[i].start) return false;  // not coalesced
   }
   return true;

@@ -57,8 +57,8 @@ class PageCache {
   CachePolicy policy_;
   size_t protect_recent_;
   uint64_t installs_ = 0;
-  Ring ring_;               // in install order behind the hand
-  Ring::iterator hand_;     // ring_.end() when empty
+  Ring ring_;            // in install order behind the hand
+  Ring::iterator hand_;  // ring_.end() when empty
   std::unordered_map<PageId, Ring::iterator> where_;
 };
 

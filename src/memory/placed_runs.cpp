@@ -17,8 +17,8 @@ bool PlacedRuns::find(PageId page, CollectiveRun *out) const {
   // knows every later reader loads the new snapshot.
   readers_.fetch_add(1);
   const Snapshot &runs = *current_.load();
-  auto after = std::upper_bound(runs.begin(), runs.end(), page,
-                                [](PageId p, const CollectiveRun &r) { return p < r.first; });
+  auto after =
+      std::upper_bound(runs.begin(), runs.end(), page, [](PageId p, const CollectiveRun &r) { return p < r.first; });
   bool found = after != runs.begin() && page - std::prev(after)->first < std::prev(after)->count;
   if (found) *out = *std::prev(after);
   readers_.fetch_sub(1);
@@ -55,8 +55,8 @@ bool PlacedRuns::insert(const CollectiveRun &run) {
 
 bool PlacedRuns::remove(PageId first, CollectiveRun *removed) {
   const Snapshot &runs = *current_.load();
-  auto at = std::lower_bound(runs.begin(), runs.end(), first,
-                             [](const CollectiveRun &r, PageId p) { return r.first < p; });
+  auto at =
+      std::lower_bound(runs.begin(), runs.end(), first, [](const CollectiveRun &r, PageId p) { return r.first < p; });
   if (at == runs.end() || at->first != first) return false;
   auto *next = new (std::nothrow) Snapshot();
   if (!next) return false;

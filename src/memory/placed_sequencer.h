@@ -31,8 +31,8 @@ struct PlacedSequencer {
     bool is_free = false;
     CollectiveRun run;
     Rank requester = 0;
-    uint64_t token = 0;  // the requester's PlacedRequest
-    Rank acks_left = 0;  // ranks still to acknowledge, rank 0 included
+    uint64_t token = 0;           // the requester's PlacedRequest
+    Rank acks_left = 0;           // ranks still to acknowledge, rank 0 included
     std::vector<uint32_t> floor;  // freeing: merged from every rank's ack
   };
   PageRunAllocator pages;

@@ -41,8 +41,7 @@ class ProgramWindows {
   // kNone if a is in no window.
   PageId page_of(uintptr_t a) const {
     for (int i = 0; i < count_; ++i)
-      if (a >= w_[i].addr && a - w_[i].addr < w_[i].pages * page_)
-        return w_[i].first + (a - w_[i].addr) / page_;
+      if (a >= w_[i].addr && a - w_[i].addr < w_[i].pages * page_) return w_[i].first + (a - w_[i].addr) / page_;
     return kNone;
   }
   uintptr_t addr_of(PageId p) const {

@@ -20,9 +20,7 @@ thread_local uint32_t tl_nap_us = 0;
 thread_local bool tl_napped = false, tl_rung = false;
 thread_local uint64_t tl_nap_start_ns = 0;
 
-std::string output_dir(const Config &config) {
-  return config.trace_dir.empty() ? std::string(".") : config.trace_dir;
-}
+std::string output_dir(const Config &config) { return config.trace_dir.empty() ? std::string(".") : config.trace_dir; }
 
 bool writable(const char *variable, const std::string &path, std::string *error) {
   std::string reason;
@@ -39,8 +37,8 @@ int observe_thread_id() {
   return tid;
 }
 
-bool observe_start(const Config &config, int rank, int nranks, uintptr_t base, uint64_t page_size,
-                   uint64_t pages, std::string *error) {
+bool observe_start(const Config &config, int rank, int nranks, uintptr_t base, uint64_t page_size, uint64_t pages,
+                   std::string *error) {
   if (config.trace_dir.empty() && !config.profile) return true;
   auto outputs = std::make_unique<Outputs>();
   std::string dir = output_dir(config);
@@ -83,11 +81,11 @@ void observe_stop() {
     out.close();
     if (!out) log_error("AGORA_TRACE: cannot write %s", o->trace_path.c_str());
     if (trace->dropped())
-      log_error("AGORA_TRACE: the trace buffer was full: %llu of %llu events dropped (the file says so); "
-                "raise AGORA_TRACE_EVENTS (now %llu)",
-                (unsigned long long)trace->dropped(),
-                (unsigned long long)trace->dropped() + trace->recorded(),
-                (unsigned long long)trace->capacity());
+      log_error(
+          "AGORA_TRACE: the trace buffer was full: %llu of %llu events dropped (the file says so); "
+          "raise AGORA_TRACE_EVENTS (now %llu)",
+          (unsigned long long)trace->dropped(), (unsigned long long)trace->dropped() + trace->recorded(),
+          (unsigned long long)trace->capacity());
     delete trace;
   }
   if (PageProfile *profile = o->observers.profile) {
@@ -103,8 +101,8 @@ void observe_stop() {
 void observe_name_thread_slow(const char *name, int64_t number) {
   const Observers *on = observers();
   if (!on || !on->trace) return;
-  on->trace->name_thread(observe_thread_id(), number < 0 ? std::string(name)
-                                                          : std::string(name) + " " + std::to_string(number));
+  on->trace->name_thread(observe_thread_id(),
+                         number < 0 ? std::string(name) : std::string(name) + " " + std::to_string(number));
 }
 
 void ObservedSpan::begin(TraceKind kind, uint64_t a, uint64_t b, uint64_t c, bool flag) {
@@ -132,8 +130,7 @@ ObservedRemoteRead::ObservedRemoteRead(Rank home, uint64_t first, uint32_t count
     : ObservedSpan(TraceKind::RemoteRead, first, count) {
   if (!on_) return;
   if (on_->profile)
-    for (uint64_t p = first; p < first + count && p < on_->pages; ++p)
-      on_->profile->page_received(p, bytes / count);
+    for (uint64_t p = first; p < first + count && p < on_->pages; ++p) on_->profile->page_received(p, bytes / count);
   event_.peer = home;
   event_.bytes = (uint32_t)std::min<uint64_t>(bytes, UINT32_MAX);
 }
@@ -142,10 +139,11 @@ void ObservedMessage::begin(bool sent, Rank peer, const MsgHeader &header, Paylo
   // Whole pages (a protocol message whose payload is a page or more; its
   // first argument names the page) count as that page's traffic. Diffs and
   // write notices are counted per rank in the statistics, not here.
-  if (on_->profile && header.channel == Channel::Protocol && payload.size >= on_->page_size &&
-      header.a < on_->pages) {
-    if (sent) on_->profile->page_sent(header.a, payload.size);
-    else on_->profile->page_received(header.a, payload.size);
+  if (on_->profile && header.channel == Channel::Protocol && payload.size >= on_->page_size && header.a < on_->pages) {
+    if (sent)
+      on_->profile->page_sent(header.a, payload.size);
+    else
+      on_->profile->page_received(header.a, payload.size);
   }
   if (!on_->trace) return;
   event_ = TraceEvent{};

@@ -30,8 +30,8 @@ inline const Observers *observers() { return g_observers.load(std::memory_order_
 
 // Start (init, after the transport and the address space): checks that the
 // files can be written and fails with a message naming the path if not.
-bool observe_start(const Config &config, int rank, int nranks, uintptr_t base, uint64_t page_size,
-                   uint64_t pages, std::string *error);
+bool observe_start(const Config &config, int rank, int nranks, uintptr_t base, uint64_t page_size, uint64_t pages,
+                   std::string *error);
 // Stop (finalize, once no other thread runs Agora code): writes
 // DIR/agora-trace.<rank>.json and agora-profile.<rank>.json, says if events
 // were dropped, and frees the buffers.
@@ -47,8 +47,7 @@ int observe_thread_id();  // cached per thread
 class ObservedSpan {
  public:
   // a, b, c: see TraceKind. A Barrier span also ends the profile's epoch.
-  ObservedSpan(TraceKind kind, uint64_t a = 0, uint64_t b = 0, uint64_t c = 0, bool flag = false)
-      : on_(observers()) {
+  ObservedSpan(TraceKind kind, uint64_t a = 0, uint64_t b = 0, uint64_t c = 0, bool flag = false) : on_(observers()) {
     if (on_) begin(kind, a, b, c, flag);
   }
   ~ObservedSpan() {

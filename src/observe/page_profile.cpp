@@ -8,9 +8,12 @@ namespace agora {
 
 const char *alloc_kind_name(AllocKind kind) {
   switch (kind) {
-    case AllocKind::Collective: return "agora_alloc";
-    case AllocKind::Local: return "agora_malloc";
-    case AllocKind::Placed: return "agora_malloc_placed";
+    case AllocKind::Collective:
+      return "agora_alloc";
+    case AllocKind::Local:
+      return "agora_malloc";
+    case AllocKind::Placed:
+      return "agora_malloc_placed";
   }
   return "?";
 }
@@ -32,8 +35,10 @@ void PageProfile::fault(uint64_t page, int home, bool is_write, uint64_t offset)
   uint32_t word = (uint32_t)(offset % page_size_) & ~7u;
   auto at = std::lower_bound(r.write_offsets.begin(), r.write_offsets.end(), word);
   if (at != r.write_offsets.end() && *at == word) return;
-  if (r.write_offsets.size() >= kMaxOffsets) r.offsets_truncated = true;
-  else r.write_offsets.insert(at, word);
+  if (r.write_offsets.size() >= kMaxOffsets)
+    r.offsets_truncated = true;
+  else
+    r.write_offsets.insert(at, word);
 }
 
 void PageProfile::note_write_epoch(PageRecord &r) {
@@ -113,9 +118,12 @@ namespace {
 const char *placement_name(AllocKind kind, int placement) {
   if (kind == AllocKind::Local) return "local";
   switch (placement) {  // Placement (memory/collective_runs.h), the same values as AGORA_PLACE_*
-    case 0: return "block";
-    case 1: return "cyclic";
-    case 2: return "rank";
+    case 0:
+      return "block";
+    case 1:
+      return "cyclic";
+    case 2:
+      return "rank";
   }
   return "?";
 }
@@ -132,8 +140,8 @@ void PageProfile::write_json(std::ostream &out) const {
     const Allocation &a = allocations_[i];
     std::snprintf(addr, sizeof addr, "0x%" PRIxPTR, a.addr);
     out << (i ? ",\n" : "\n") << "{\"kind\":\"" << alloc_kind_name(a.kind) << "\",\"number\":" << a.number
-        << ",\"rank\":" << rank_ << ",\"addr\":\"" << addr << "\",\"bytes\":" << a.bytes
-        << ",\"placement\":\"" << placement_name(a.kind, a.placement) << "\"";
+        << ",\"rank\":" << rank_ << ",\"addr\":\"" << addr << "\",\"bytes\":" << a.bytes << ",\"placement\":\""
+        << placement_name(a.kind, a.placement) << "\"";
     if (a.kind != AllocKind::Local && a.placement == 2) out << ",\"on_rank\":" << a.on_rank;
     out << "}";
   }

@@ -63,7 +63,7 @@ class PageProfile {
     bool offsets_truncated = false;
   };
   static constexpr size_t kMaxOffsets = 64;
-  void note_write_epoch(PageRecord &r);  // mutex_ held
+  void note_write_epoch(PageRecord &r);                                                 // mutex_ held
   std::vector<std::pair<uint32_t, uint32_t>> closed_epochs(const PageRecord &r) const;  // mutex_ held
   struct Allocation {
     uint64_t number;  // per kind, in call order on this rank (collective: the same on every rank)

@@ -10,21 +10,33 @@ namespace agora {
 
 const char *trace_kind_name(TraceKind kind) {
   switch (kind) {
-    case TraceKind::Fault: return "fault";
-    case TraceKind::LockWait: return "lock wait";
-    case TraceKind::Barrier: return "barrier";
-    case TraceKind::Reduce: return "reduce";
-    case TraceKind::Send: return "send";
-    case TraceKind::Receive: return "receive";
-    case TraceKind::RemoteRead: return "one-sided read";
-    case TraceKind::ServiceWake: return "service wake-up";
-    case TraceKind::Alloc: return "alloc";
+    case TraceKind::Fault:
+      return "fault";
+    case TraceKind::LockWait:
+      return "lock wait";
+    case TraceKind::Barrier:
+      return "barrier";
+    case TraceKind::Reduce:
+      return "reduce";
+    case TraceKind::Send:
+      return "send";
+    case TraceKind::Receive:
+      return "receive";
+    case TraceKind::RemoteRead:
+      return "one-sided read";
+    case TraceKind::ServiceWake:
+      return "service wake-up";
+    case TraceKind::Alloc:
+      return "alloc";
   }
   return "?";
 }
 
 TraceRecorder::TraceRecorder(int rank, int nranks, std::string host, uint64_t capacity)
-    : rank_(rank), nranks_(nranks), host_(std::move(host)), capacity_(capacity),
+    : rank_(rank),
+      nranks_(nranks),
+      host_(std::move(host)),
+      capacity_(capacity),
       // Not value-initialised: the pages are touched only as events arrive.
       events_(new TraceEvent[capacity]),
       sent_(new std::atomic<uint64_t>[nranks]()),
@@ -61,9 +73,7 @@ void TraceRecorder::name_thread(int tid, const std::string &name) {
   thread_names_.emplace_back(tid, name);
 }
 
-uint64_t TraceRecorder::recorded() const {
-  return std::min(next_.load(std::memory_order_relaxed), capacity_);
-}
+uint64_t TraceRecorder::recorded() const { return std::min(next_.load(std::memory_order_relaxed), capacity_); }
 
 namespace {
 // Microseconds with nanosecond decimals, the Trace Event Format's unit.
@@ -76,19 +86,22 @@ void put_us(std::ostream &out, uint64_t ns) {
 void put_string(std::ostream &out, const std::string &s) {
   out << '"';
   for (char ch : s) {
-    if (ch == '"' || ch == '\\') out << '\\' << ch;
+    if (ch == '"' || ch == '\\')
+      out << '\\' << ch;
     else if ((unsigned char)ch < 0x20) {
       char esc[8];
       std::snprintf(esc, sizeof esc, "\\u%04x", (unsigned)ch);
       out << esc;
-    } else out << ch;
+    } else
+      out << ch;
   }
   out << '"';
 }
 
 const char *channel_name(uint16_t channel) {
-  static const char *names[] = {"?", "protocol", "lock", "barrier", "reduce", "memory", "thread",
-                                "watch", "thread-barrier", "semaphore", "condition", "thread-reduce", "gptr"};
+  static const char *names[] = {"?",         "protocol",      "lock",  "barrier",        "reduce",
+                                "memory",    "thread",        "watch", "thread-barrier", "semaphore",
+                                "condition", "thread-reduce", "gptr"};
   return channel < sizeof names / sizeof names[0] ? names[channel] : "?";
 }
 
@@ -120,7 +133,8 @@ void TraceRecorder::write_json(std::ostream &out) const {
     const TraceEvent &e = events_[i];
     const char *name = trace_kind_name(e.kind);
     std::string label = name;
-    if (e.kind == TraceKind::Fault) label = e.flag ? "write fault" : "read fault";
+    if (e.kind == TraceKind::Fault)
+      label = e.flag ? "write fault" : "read fault";
     else if (e.kind == TraceKind::Send || e.kind == TraceKind::Receive)
       label = std::string(name) + " " + channel_name(e.channel);
     out << ",\n{\"ph\":\"X\",\"cat\":\"agora\",\"name\":";
@@ -145,8 +159,8 @@ void TraceRecorder::write_json(std::ostream &out) const {
         break;
       case TraceKind::Send:
       case TraceKind::Receive:
-        out << "\"peer\":" << e.peer << ",\"bytes\":" << e.bytes << ",\"channel\":\""
-            << channel_name(e.channel) << "\",\"op\":" << e.a;
+        out << "\"peer\":" << e.peer << ",\"bytes\":" << e.bytes << ",\"channel\":\"" << channel_name(e.channel)
+            << "\",\"op\":" << e.a;
         break;
       case TraceKind::ServiceWake:
         out << "\"messages\":" << e.a << ",\"nap_us\":" << e.b << ",\"rung\":" << (int)e.flag;
@@ -166,8 +180,8 @@ void TraceRecorder::write_json(std::ostream &out) const {
     if (e.flow && (e.kind == TraceKind::Send || e.kind == TraceKind::Receive)) {
       bool start = e.kind == TraceKind::Send;
       out << ",\n{\"ph\":\"" << (start ? "s" : "f") << "\"," << (start ? "" : "\"bp\":\"e\",")
-          << "\"cat\":\"agora\",\"name\":\"message\",\"id\":" << e.flow << ",\"pid\":" << rank_
-          << ",\"tid\":" << e.tid << ",\"ts\":";
+          << "\"cat\":\"agora\",\"name\":\"message\",\"id\":" << e.flow << ",\"pid\":" << rank_ << ",\"tid\":" << e.tid
+          << ",\"ts\":";
       put_us(out, e.start_ns);
       out << "}";
     }

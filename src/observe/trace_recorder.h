@@ -37,9 +37,9 @@ struct TraceEvent {
   uint64_t start_ns;  // CLOCK_MONOTONIC
   uint64_t dur_ns;
   uint64_t a, b, c;
-  uint64_t flow;      // messages: a job-wide id linking send and receive (0: none)
-  int32_t tid;        // kernel thread id
-  int32_t peer;       // messages: the other rank
+  uint64_t flow;  // messages: a job-wide id linking send and receive (0: none)
+  int32_t tid;    // kernel thread id
+  int32_t peer;   // messages: the other rank
   uint32_t bytes;
   uint16_t channel;
   TraceKind kind;
@@ -55,8 +55,10 @@ class TraceRecorder {
   // Any thread, lock-free: a slot or, when full, one more dropped event.
   void record(const TraceEvent &event) {
     uint64_t slot = next_.fetch_add(1, std::memory_order_relaxed);
-    if (slot < capacity_) events_[slot] = event;
-    else dropped_.fetch_add(1, std::memory_order_relaxed);
+    if (slot < capacity_)
+      events_[slot] = event;
+    else
+      dropped_.fetch_add(1, std::memory_order_relaxed);
   }
   // Flow ids: messages between a pair of ranks arrive in the order they were
   // sent (one tag, one communicator), so the k-th message from s to d has

@@ -10,7 +10,8 @@
 #include <cstdint>
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
-#error "Agora supports x86-64 and aarch64: port src/platform/arch.h (cpu_relax, stack_pointer_exact), fault_is_write in src/platform/fault_access_linux.cpp and src/platform/call_on_stack_<arch>.cpp"
+#error \
+    "Agora supports x86-64 and aarch64: port src/platform/arch.h (cpu_relax, stack_pointer_exact), fault_is_write in src/platform/fault_access_linux.cpp and src/platform/call_on_stack_<arch>.cpp"
 #endif
 
 namespace agora::platform {

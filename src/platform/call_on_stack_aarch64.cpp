@@ -7,7 +7,8 @@
 // it while fn runs; the CFI describes the frame from x29, so debuggers and
 // unwinders walk from the new stack back to the old.
 #if !defined(__aarch64__)
-#error "call_on_stack_aarch64.cpp is for aarch64; src/CMakeLists.txt picks call_on_stack_<arch>.cpp by CMAKE_SYSTEM_PROCESSOR"
+#error \
+    "call_on_stack_aarch64.cpp is for aarch64; src/CMakeLists.txt picks call_on_stack_<arch>.cpp by CMAKE_SYSTEM_PROCESSOR"
 #endif
 
 // extern "C" void *agora_platform_call_on_stack(void *(*fn)(void *), void *arg, void *stack_top)

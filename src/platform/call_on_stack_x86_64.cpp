@@ -8,7 +8,8 @@
 // The frame keeps the caller's stack pointer in %rbp and describes it with
 // CFI, so debuggers and unwinders walk from the new stack back to the old.
 #if !defined(__x86_64__)
-#error "call_on_stack_x86_64.cpp is for x86-64; src/CMakeLists.txt picks call_on_stack_<arch>.cpp by CMAKE_SYSTEM_PROCESSOR"
+#error \
+    "call_on_stack_x86_64.cpp is for x86-64; src/CMakeLists.txt picks call_on_stack_<arch>.cpp by CMAKE_SYSTEM_PROCESSOR"
 #endif
 
 // extern "C" void *agora_platform_call_on_stack(void *(*fn)(void *), void *arg, void *stack_top)

@@ -25,8 +25,8 @@ namespace agora::platform {
 namespace {
 constexpr uintptr_t kRingMarker = 0x41474f5241444f4full;  // "AGORADOO"
 int g_signal = 0;
-int g_main_tid = 0;  // where signals that are not rings go back to
-int g_signal_fd = -1;      // the waiting thread's signalfd, made at its first wait on a socket
+int g_main_tid = 0;         // where signals that are not rings go back to
+int g_signal_fd = -1;       // the waiting thread's signalfd, made at its first wait on a socket
 int g_signal_fd_signo = 0;  // the signal it takes
 std::atomic<uint64_t> g_handed_back{0};
 std::atomic<uint64_t> g_datagrams{0};  // remote rings taken by the waiting thread
@@ -39,8 +39,7 @@ sigset_t doorbell_set() {
 }
 
 bool is_ring(const siginfo_t &info) {
-  return info.si_code == SI_QUEUE && (uintptr_t)info.si_value.sival_ptr == kRingMarker &&
-         info.si_pid != 0;
+  return info.si_code == SI_QUEUE && (uintptr_t)info.si_value.sival_ptr == kRingMarker && info.si_pid != 0;
 }
 
 // Re-sends a signal the service thread took to the main thread, keeping the
@@ -67,8 +66,8 @@ bool doorbell_setup(int requested, std::string *error) {
   if (requested != 0) {
     if (requested < lo || requested > hi) {
       *error = "AGORA_DOORBELL_SIGNAL=" + std::to_string(requested) +
-               " is not a real-time signal; allowed: " + std::to_string(lo) + ".." +
-               std::to_string(hi) + " (SIGRTMIN..SIGRTMAX)";
+               " is not a real-time signal; allowed: " + std::to_string(lo) + ".." + std::to_string(hi) +
+               " (SIGRTMIN..SIGRTMAX)";
       return false;
     }
     g_signal = requested;
@@ -77,13 +76,13 @@ bool doorbell_setup(int requested, std::string *error) {
     // that libraries like to take.
     for (int s = lo + 5; s <= hi && !g_signal; ++s) {
       struct sigaction act;
-      if (chain::real_sigaction(s, nullptr, &act) == 0 && !(act.sa_flags & SA_SIGINFO) &&
-          act.sa_handler == SIG_DFL)
+      if (chain::real_sigaction(s, nullptr, &act) == 0 && !(act.sa_flags & SA_SIGINFO) && act.sa_handler == SIG_DFL)
         g_signal = s;
     }
     if (!g_signal) {
-      *error = "no free real-time signal for the doorbell (SIGRTMIN+5..SIGRTMAX all have "
-               "handlers); choose one with AGORA_DOORBELL_SIGNAL";
+      *error =
+          "no free real-time signal for the doorbell (SIGRTMIN+5..SIGRTMAX all have "
+          "handlers); choose one with AGORA_DOORBELL_SIGNAL";
       return false;
     }
   }

@@ -25,8 +25,8 @@ bool fault_is_write(const void *ucontext) {
 namespace {
 // ESR_ELx fields (Arm ARM D17.2.37; the kernel's asm/esr.h, not a uapi header).
 constexpr uint64_t kEsrClassShift = 26, kEsrClassMask = 0x3f;  // ESR.EC
-constexpr uint64_t kEsrClassDataAbortLowerEl = 0x24;  // a data abort taken from EL0
-constexpr uint64_t kEsrWriteNotRead = 1u << 6;        // ISS.WnR
+constexpr uint64_t kEsrClassDataAbortLowerEl = 0x24;           // a data abort taken from EL0
+constexpr uint64_t kEsrWriteNotRead = 1u << 6;                 // ISS.WnR
 }  // namespace
 
 bool fault_syndrome(const void *ucontext, uint64_t *esr) {
@@ -54,7 +54,8 @@ bool fault_is_write(const void *ucontext) {
   // for a write, a load only costs what a write fault costs (ownership, a
   // twin), and stays correct.
   if (!fault_syndrome(ucontext, &esr)) return true;
-  if (((esr >> kEsrClassShift) & kEsrClassMask) != kEsrClassDataAbortLowerEl) return false;  // e.g. an instruction fetch
+  if (((esr >> kEsrClassShift) & kEsrClassMask) != kEsrClassDataAbortLowerEl)
+    return false;  // e.g. an instruction fetch
   return (esr & kEsrWriteNotRead) != 0;
 }
 

@@ -2,11 +2,11 @@
 // callback; every other SIGSEGV goes to the program's own action (the one
 // installed before Agora, e.g. Open MPI's, or one the program installed
 // later through the interposed sigaction/signal), else the default action.
+#include <pthread.h>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <pthread.h>
 
 #include "platform/platform.h"
 #include "platform/range_list.h"
@@ -51,7 +51,9 @@ void store_locked(const struct sigaction &act) {
 
 bool active() { return g_active.load(std::memory_order_acquire); }
 
-struct sigaction program_action() { return g_slots[g_current.load(std::memory_order_acquire)]; }
+struct sigaction program_action() {
+  return g_slots[g_current.load(std::memory_order_acquire)];
+}
 
 struct sigaction exchange_program_action(const struct sigaction *act) {
   WriteGuard g;
@@ -98,8 +100,7 @@ void chain_to_program(int sig, siginfo_t *info, void *context) {
   struct sigaction act = chain::program_action();
   bool fault = info->si_code > 0;  // raised by the kernel for an access, not sent
   bool has_sigaction = (act.sa_flags & SA_SIGINFO) && act.sa_sigaction;
-  bool has_handler = !(act.sa_flags & SA_SIGINFO) && act.sa_handler != SIG_DFL &&
-                     act.sa_handler != SIG_IGN;
+  bool has_handler = !(act.sa_flags & SA_SIGINFO) && act.sa_handler != SIG_DFL && act.sa_handler != SIG_IGN;
   if (!has_sigaction && !has_handler) {
     if (act.sa_handler == SIG_IGN && !fault) return;  // a sent SIGSEGV the program ignores
     // Default action (an ignored fault also kills: the kernel does so
@@ -119,8 +120,10 @@ void chain_to_program(int sig, siginfo_t *info, void *context) {
   // would apply it.
   sigset_t saved;
   pthread_sigmask(SIG_BLOCK, &act.sa_mask, &saved);
-  if (has_sigaction) act.sa_sigaction(sig, info, context);
-  else act.sa_handler(sig);
+  if (has_sigaction)
+    act.sa_sigaction(sig, info, context);
+  else
+    act.sa_handler(sig);
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
 }
 

@@ -1,11 +1,11 @@
 // fork(): the global range is mapped MAP_SHARED, so without this a child
 // would share it with the job (its stores appearing on every rank) and
 // would wait forever on a protocol that does not know it.
-#include <cerrno>
-#include <cstring>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
 
 #include "common/log.h"
 #include "platform/platform.h"
@@ -14,8 +14,8 @@ namespace agora::platform {
 
 namespace {
 void (*g_child_hook)() = nullptr;
-int g_memory_fd = -1;  // the global memory object, closed in a child
-int g_pool_fd = -1;    // the cache's frame pool, likewise
+int g_memory_fd = -1;             // the global memory object, closed in a child
+int g_pool_fd = -1;               // the cache's frame pool, likewise
 std::byte *g_app_view = nullptr;  // the application view, replaced in a child
 size_t g_app_size = 0;
 bool g_registered = false;
@@ -49,7 +49,8 @@ bool vm_exclude_from_fork(const GlobalRange &range, std::string *error) {
 
 bool vm_exclude_pool_from_fork(const FramePool &pool, std::string *error) {
   if (madvise(pool.view, pool.slots * pool.page, MADV_DONTFORK) != 0) {
-    *error = std::string("cannot keep the cache's frames out of fork() children (madvise): ") + system_error_text(errno);
+    *error =
+        std::string("cannot keep the cache's frames out of fork() children (madvise): ") + system_error_text(errno);
     return false;
   }
   g_pool_fd = pool.fd;

@@ -3,11 +3,11 @@
 // the kernel allocate and zero a page for the next copy costs ~3 us a page
 // (bench/cache/frame_cost.c); mapping a slot that stays allocated over the
 // page's place, and the memory file back at eviction, costs ~0.5 us.
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
 
 #include "common/log.h"
 #include "platform/platform.h"
@@ -28,8 +28,8 @@ bool frame_pool_open(size_t slots, size_t page, FramePool *out, std::string *err
   const size_t bytes = slots * page;
   int fd = memfd_create("agora-frames", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0) {
-    *error = std::string("frame pool: cannot make a memory file of ") + human_bytes(bytes) + ": " +
-             system_error_text(errno);
+    *error =
+        std::string("frame pool: cannot make a memory file of ") + human_bytes(bytes) + ": " + system_error_text(errno);
     if (fd >= 0) close(fd);
     return false;
   }

@@ -17,16 +17,16 @@
 // with its errno (fread and fwrite move at most 1 MiB per step, holding the
 // stream's lock throughout, which stdio semantics allow).
 #undef _FORTIFY_SOURCE  // these are the definitions, not the fortified inline callers
-#include <atomic>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <dlfcn.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "platform/platform.h"
 #include "platform/range_list.h"
@@ -37,8 +37,7 @@ ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
 ssize_t __pread_chk(int fd, void *buf, size_t n, off_t offset, size_t buflen);
 ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t offset, size_t buflen);
 ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
-ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, sockaddr *addr,
-                       socklen_t *addr_len);
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, sockaddr *addr, socklen_t *addr_len);
 size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp);
 size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp);
 [[noreturn]] void __chk_fail(void);
@@ -66,8 +65,7 @@ RangeList g_windows;  // program mode's windows (global_io_add_range)
 
 // The one check every call pays.
 inline bool touches_global(const void *buf, size_t n) {
-  uintptr_t a = (uintptr_t)buf, lo = g_lo.load(std::memory_order_relaxed),
-            hi = g_hi.load(std::memory_order_relaxed);
+  uintptr_t a = (uintptr_t)buf, lo = g_lo.load(std::memory_order_relaxed), hi = g_hi.load(std::memory_order_relaxed);
   return range_overlaps(a, n, lo, hi) || g_windows.overlaps(a, n);
 }
 
@@ -80,12 +78,15 @@ bool usable(const void *buf, size_t n) {
 // constructor, so that none is looked up later inside a signal handler
 // (the fault handler's messages go through write()); looked up on first
 // use if a call comes before the constructor runs.
+// Kept as written: clang-format reflows this X-macro list differently on every run.
+// clang-format off
 #define AGORA_WRAPPED_CALLS(X)                                                                    \
   X(read) X(__read_chk) X(write) X(pread) X(pread64) X(__pread_chk) X(__pread64_chk) X(pwrite)    \
   X(pwrite64) X(readv) X(writev) X(preadv) X(pwritev) X(preadv64) X(pwritev64) X(preadv2)         \
   X(pwritev2) X(preadv64v2) X(pwritev64v2) X(recv) X(__recv_chk) X(recvfrom) X(__recvfrom_chk)    \
   X(recvmsg) X(send) X(sendto) X(sendmsg) X(fread) X(fread_unlocked) X(__fread_chk)               \
   X(__fread_unlocked_chk) X(fwrite) X(fwrite_unlocked)
+// clang-format on
 
 #define AGORA_LIBC_SLOT(name) std::atomic<void *> libc_##name{nullptr};
 AGORA_WRAPPED_CALLS(AGORA_LIBC_SLOT)
@@ -105,8 +106,7 @@ Fn resolve(std::atomic<void *> &slot, const char *name) {
   }
   return (Fn)fn;
 }
-#define LIBC(name) \
-  ::agora::platform::resolve<decltype(&::name)>(::agora::platform::libc_##name, #name)
+#define LIBC(name) ::agora::platform::resolve<decltype(&::name)>(::agora::platform::libc_##name, #name)
 
 __attribute__((constructor)) void resolve_all() {
 #define AGORA_LIBC_RESOLVE(name) (void)LIBC(name);
@@ -218,8 +218,7 @@ struct IovecBounce {
 };
 
 bool iov_touches_global(const iovec *iov, int count) {
-  if (g_hi.load(std::memory_order_relaxed) == 0 || !iov || count <= 0 || count > IOV_MAX)
-    return false;
+  if (g_hi.load(std::memory_order_relaxed) == 0 || !iov || count <= 0 || count > IOV_MAX) return false;
   for (int i = 0; i < count; ++i)
     if (touches_global(iov[i].iov_base, iov[i].iov_len)) return true;
   return false;
@@ -231,9 +230,13 @@ template <typename Call, typename DirectCall>
 ssize_t bounce_iov(const iovec *iov, int count, bool in, Call call, DirectCall direct) {
   IovecBounce b;
   switch (b.prepare(iov, count)) {
-    case IovecBounce::Direct: return direct();
-    case IovecBounce::NoMemory: errno = ENOMEM; return -1;
-    case IovecBounce::Bounce: break;
+    case IovecBounce::Direct:
+      return direct();
+    case IovecBounce::NoMemory:
+      errno = ENOMEM;
+      return -1;
+    case IovecBounce::Bounce:
+      break;
   }
   if (!in) b.gather(iov, count);
   ssize_t got = call(b.iov);
@@ -366,34 +369,30 @@ ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t offset) {
   return bounce_out(buf, n, [&](const void *p) { return LIBC(pwrite64)(fd, p, n, offset); });
 }
 
-#define VECTOR_CALL(name, in, ...)                                                         \
-  {                                                                                        \
-    auto direct = [&]() { return LIBC(name)(fd, iov, count __VA_OPT__(, ) __VA_ARGS__); }; \
-    if (!iov_touches_global(iov, count)) return direct();                                  \
-    return bounce_iov(                                                                     \
-        iov, count, in,                                                                    \
-        [&](const iovec *v) { return LIBC(name)(fd, v, count __VA_OPT__(, ) __VA_ARGS__); }, \
-        direct);                                                                           \
+#define VECTOR_CALL(name, in, ...)                                                                                    \
+  {                                                                                                                   \
+    auto direct = [&]() { return LIBC(name)(fd, iov, count __VA_OPT__(, ) __VA_ARGS__); };                            \
+    if (!iov_touches_global(iov, count)) return direct();                                                             \
+    return bounce_iov(                                                                                                \
+        iov, count, in, [&](const iovec *v) { return LIBC(name)(fd, v, count __VA_OPT__(, ) __VA_ARGS__); }, direct); \
   }
 
-ssize_t readv(int fd, const iovec *iov, int count) VECTOR_CALL(readv, true)
-ssize_t writev(int fd, const iovec *iov, int count) VECTOR_CALL(writev, false)
-ssize_t preadv(int fd, const iovec *iov, int count, off_t offset) VECTOR_CALL(preadv, true, offset)
-ssize_t pwritev(int fd, const iovec *iov, int count, off_t offset) VECTOR_CALL(pwritev, false, offset)
-ssize_t preadv64(int fd, const iovec *iov, int count, off64_t offset)
-    VECTOR_CALL(preadv64, true, offset)
-ssize_t pwritev64(int fd, const iovec *iov, int count, off64_t offset)
-    VECTOR_CALL(pwritev64, false, offset)
-ssize_t preadv2(int fd, const iovec *iov, int count, off_t offset, int flags)
-    VECTOR_CALL(preadv2, true, offset, flags)
-ssize_t pwritev2(int fd, const iovec *iov, int count, off_t offset, int flags)
-    VECTOR_CALL(pwritev2, false, offset, flags)
-ssize_t preadv64v2(int fd, const iovec *iov, int count, off64_t offset, int flags)
-    VECTOR_CALL(preadv64v2, true, offset, flags)
-ssize_t pwritev64v2(int fd, const iovec *iov, int count, off64_t offset, int flags)
-    VECTOR_CALL(pwritev64v2, false, offset, flags)
+ssize_t readv(int fd, const iovec *iov, int count) VECTOR_CALL(readv, true) ssize_t
+    writev(int fd, const iovec *iov, int count) VECTOR_CALL(writev, false) ssize_t
+    preadv(int fd, const iovec *iov, int count, off_t offset) VECTOR_CALL(preadv, true, offset) ssize_t
+    pwritev(int fd, const iovec *iov, int count, off_t offset) VECTOR_CALL(pwritev, false, offset) ssize_t
+    preadv64(int fd, const iovec *iov, int count, off64_t offset) VECTOR_CALL(preadv64, true, offset) ssize_t
+    pwritev64(int fd, const iovec *iov, int count, off64_t offset) VECTOR_CALL(pwritev64, false, offset) ssize_t
+    preadv2(int fd, const iovec *iov, int count, off_t offset, int flags)
+        VECTOR_CALL(preadv2, true, offset, flags) ssize_t
+    pwritev2(int fd, const iovec *iov, int count, off_t offset, int flags)
+        VECTOR_CALL(pwritev2, false, offset, flags) ssize_t
+    preadv64v2(int fd, const iovec *iov, int count, off64_t offset, int flags)
+        VECTOR_CALL(preadv64v2, true, offset, flags) ssize_t
+    pwritev64v2(int fd, const iovec *iov, int count, off64_t offset, int flags)
+        VECTOR_CALL(pwritev64v2, false, offset, flags)
 
-ssize_t recv(int fd, void *buf, size_t n, int flags) {
+            ssize_t recv(int fd, void *buf, size_t n, int flags) {
   if (!BOUNCED(buf, n)) return LIBC(recv)(fd, buf, n, flags);
   return bounce_in(buf, n, [&](void *p) { return LIBC(recv)(fd, p, n, flags); });
 }
@@ -409,8 +408,7 @@ ssize_t recvfrom(int fd, void *buf, size_t n, int flags, sockaddr *addr, socklen
   return bounce_in(buf, n, [&](void *p) { return LIBC(recvfrom)(fd, p, n, flags, addr, addr_len); });
 }
 
-ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, sockaddr *addr,
-                       socklen_t *addr_len) {
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, sockaddr *addr, socklen_t *addr_len) {
   if (!BOUNCED(buf, n)) return LIBC(__recvfrom_chk)(fd, buf, n, buflen, flags, addr, addr_len);
   if (n > buflen) __chk_fail();
   return bounce_in(buf, n, [&](void *p) { return LIBC(recvfrom)(fd, p, n, flags, addr, addr_len); });
@@ -421,8 +419,7 @@ ssize_t send(int fd, const void *buf, size_t n, int flags) {
   return bounce_out(buf, n, [&](const void *p) { return LIBC(send)(fd, p, n, flags); });
 }
 
-ssize_t sendto(int fd, const void *buf, size_t n, int flags, const sockaddr *addr,
-               socklen_t addr_len) {
+ssize_t sendto(int fd, const void *buf, size_t n, int flags, const sockaddr *addr, socklen_t addr_len) {
   if (!BOUNCED(buf, n)) return LIBC(sendto)(fd, buf, n, flags, addr, addr_len);
   return bounce_out(buf, n, [&](const void *p) { return LIBC(sendto)(fd, p, n, flags, addr, addr_len); });
 }
@@ -475,8 +472,7 @@ size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp) {
 }
 
 size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp) {
-  if (!agora::platform::stdio_bounces(ptr, size, n))
-    return LIBC(__fread_unlocked_chk)(ptr, ptrlen, size, n, fp);
+  if (!agora::platform::stdio_bounces(ptr, size, n)) return LIBC(__fread_unlocked_chk)(ptr, ptrlen, size, n, fp);
   agora::platform::fread_chk_check(ptrlen, size, n);
   return agora::platform::stdio_bounced(ptr, size, n, fp, false, true);
 }

@@ -19,8 +19,7 @@ inline bool ipv4_same_subnet(const Ipv4Interface &mine, uint32_t address) {
 
 // Index into `theirs` of the address to send to (0 also when `theirs` is
 // empty: the caller checks).
-inline size_t ipv4_pick_address(const std::vector<Ipv4Interface> &mine,
-                                const std::vector<Ipv4Interface> &theirs) {
+inline size_t ipv4_pick_address(const std::vector<Ipv4Interface> &mine, const std::vector<Ipv4Interface> &theirs) {
   for (size_t i = 0; i < theirs.size(); ++i)
     for (const Ipv4Interface &m : mine)
       if (ipv4_same_subnet(m, theirs[i].address)) return i;

@@ -2,9 +2,9 @@
 // one-sided metadata, one byte per page of the global range. Shared, so that
 // it does not count against ulimit -d (RLIMIT_DATA counts private writable
 // mappings, touched or not): a 16 TiB range has 4 GiB of flags.
+#include <sys/mman.h>
 #include <cerrno>
 #include <cstring>
-#include <sys/mman.h>
 
 #include "common/log.h"
 #include "platform/platform.h"

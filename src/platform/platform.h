@@ -30,7 +30,7 @@
 
 #include "common/log.h"  // human_bytes
 #include "common/types.h"
-#include "platform/arch.h"  // cpu_relax, stack_pointer_exact, fault_is_write
+#include "platform/arch.h"        // cpu_relax, stack_pointer_exact, fault_is_write
 #include "platform/ipv4_route.h"  // Ipv4Interface
 
 namespace agora::platform {
@@ -41,7 +41,7 @@ struct GlobalRange {
   std::byte *app_view = nullptr;      // fixed address, protection per page
   std::byte *service_view = nullptr;  // same memory, always read-write
   size_t size = 0;
-  size_t extra = 0;                   // service view beyond size (vm_grow)
+  size_t extra = 0;  // service view beyond size (vm_grow)
   int fd = -1;
 };
 
@@ -57,8 +57,7 @@ bool vm_grow(GlobalRange *range, size_t bytes, std::string *error);
 // Maps the memory object at file offset `offset` over [addr, addr+len)
 // (page aligned, replacing what is there) with no access: the window's
 // protection then follows the protocol like the range's.
-bool vm_map_window(const GlobalRange &range, uintptr_t addr, size_t len, uint64_t offset,
-                   std::string *error);
+bool vm_map_window(const GlobalRange &range, uintptr_t addr, size_t len, uint64_t offset, std::string *error);
 // A private stack for signal handlers on the calling thread (sigaltstack),
 // so that the fault handler never runs on a stack in global memory;
 // alt_signal_stack_remove frees it. Handlers are installed with SA_ONSTACK.
@@ -207,7 +206,7 @@ std::vector<Ipv4Interface> ipv4_interfaces();  // up, not loopback, in the kerne
 std::string ipv4_text(uint32_t address);       // dotted quad of a host-order address
 int remote_doorbell_open(uint16_t *port, std::string *error);
 bool remote_doorbell_ring(int fd, uint32_t address, uint16_t port);  // false: not sent
-int remote_doorbell_drain(int fd);  // datagrams read (at most 256)
+int remote_doorbell_drain(int fd);                                   // datagrams read (at most 256)
 uint64_t doorbell_datagrams_taken();  // datagrams doorbell_wait read, over the process's life
 void remote_doorbell_close(int fd);
 // Futex on a word private to this process: futex_wait sleeps while *word ==
@@ -230,8 +229,7 @@ uint64_t pid_namespace_id();
 // shared library's path as loaded; offset is from the module's load base.
 // Both fail (with a message in *error) unless the address is in an
 // executable segment of a loaded module.
-bool code_ref_from_address(const void *fn, std::string *module, uint64_t *offset,
-                           std::string *error);
+bool code_ref_from_address(const void *fn, std::string *module, uint64_t *offset, std::string *error);
 void *code_ref_to_address(const std::string &module, uint64_t offset, std::string *error);
 
 // Whether this process could create or overwrite the file at `path` now
@@ -240,9 +238,9 @@ void *code_ref_to_address(const std::string &module, uint64_t offset, std::strin
 // *reason says why (e.g. "directory /x does not exist").
 bool file_writable(const std::string &path, std::string *reason);
 
-double now_seconds();          // monotonic
-std::string host_name();       // gethostname (host_name_linux.cpp); "unknown" if it fails
-void sleep_us(uint32_t us);    // nanosleep
+double now_seconds();        // monotonic
+std::string host_name();     // gethostname (host_name_linux.cpp); "unknown" if it fails
+void sleep_us(uint32_t us);  // nanosleep
 void thread_yield();
 void thread_reduce_timer_slack();  // finer nanosleep wake-ups for the calling thread
 

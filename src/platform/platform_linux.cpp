@@ -1,24 +1,24 @@
 #include "platform/platform.h"
 
-#include <cerrno>
-#include <csignal>
-#include <cstdio>
-#include <cstdlib>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
-#include <cstring>
-#include <ctime>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
-#include <climits>
-#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
 
 #include "common/log.h"
 
@@ -46,7 +46,8 @@ bool vm_reserve(uintptr_t base, size_t size, GlobalRange *out, std::string *erro
   long system_page = sysconf(_SC_PAGESIZE);
   if (system_page != (long)kPageSize) {
     *error = "this kernel's pages are " + std::to_string(system_page) + " bytes; Agora is built for " +
-             std::to_string(kPageSize) + "-byte pages (kPageSize in src/platform/platform.h): run on "
+             std::to_string(kPageSize) +
+             "-byte pages (kPageSize in src/platform/platform.h): run on "
              "a kernel with 4K pages";
     return false;
   }
@@ -74,8 +75,7 @@ bool vm_reserve(uintptr_t base, size_t size, GlobalRange *out, std::string *erro
     close(fd);
     return false;
   }
-  void *app = mmap((void *)base, size, PROT_NONE, MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE,
-                   fd, 0);
+  void *app = mmap((void *)base, size, PROT_NONE, MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE, fd, 0);
   if (app == MAP_FAILED || app != (void *)base) {
     if (app != MAP_FAILED) {
       munmap(app, size);
@@ -110,9 +110,7 @@ void vm_release(GlobalRange *range) {
 }
 
 bool vm_protect(void *addr, size_t len, Access access) {
-  int prot = access == Access::None ? PROT_NONE
-             : access == Access::Read ? PROT_READ
-                                      : PROT_READ | PROT_WRITE;
+  int prot = access == Access::None ? PROT_NONE : access == Access::Read ? PROT_READ : PROT_READ | PROT_WRITE;
   return mprotect(addr, len, prot) == 0;
 }
 
@@ -195,13 +193,10 @@ int visit_module(dl_phdr_info *info, size_t, void *data) {
   return 1;
 }
 
-std::string module_label(const std::string &module) {
-  return module.empty() ? std::string("the executable") : module;
-}
+std::string module_label(const std::string &module) { return module.empty() ? std::string("the executable") : module; }
 }  // namespace
 
-bool code_ref_from_address(const void *fn, std::string *module, uint64_t *offset,
-                           std::string *error) {
+bool code_ref_from_address(const void *fn, std::string *module, uint64_t *offset, std::string *error) {
   Dl_info di{};
   if (!fn || !dladdr(fn, &di)) {
     char msg[160];
@@ -232,8 +227,7 @@ void *code_ref_to_address(const std::string &module, uint64_t offset, std::strin
   dl_iterate_phdr(visit_module, &q);
   if (!q.found || !q.executable) {
     char msg[512];
-    std::snprintf(msg, sizeof msg, "%s (offset 0x%llx): %s", module_label(module).c_str(),
-                  (unsigned long long)offset,
+    std::snprintf(msg, sizeof msg, "%s (offset 0x%llx): %s", module_label(module).c_str(), (unsigned long long)offset,
                   q.found ? "not code here (do all ranks run the same program?)"
                           : "not loaded in this process (load the library on every rank)");
     *error = msg;

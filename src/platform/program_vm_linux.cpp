@@ -1,11 +1,11 @@
 // Program mode's OS pieces: the memory object grown for the executable's
 // shared windows, the windows mapped over .data/.bss, and the alternate
 // signal stack of threads that run on stacks in global memory.
+#include <sys/mman.h>
+#include <unistd.h>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "common/log.h"
 #include "platform/platform.h"
@@ -32,8 +32,7 @@ bool vm_grow(GlobalRange *range, size_t bytes, std::string *error) {
   return true;
 }
 
-bool vm_map_window(const GlobalRange &range, uintptr_t addr, size_t len, uint64_t offset,
-                   std::string *error) {
+bool vm_map_window(const GlobalRange &range, uintptr_t addr, size_t len, uint64_t offset, std::string *error) {
   void *p = mmap((void *)addr, len, PROT_NONE, MAP_SHARED | MAP_FIXED, range.fd, (off_t)offset);
   if (p == MAP_FAILED) {
     *error = std::string("cannot map global memory over ") + std::to_string(len) +
@@ -50,8 +49,7 @@ thread_local size_t tl_alt_bytes = 0;
 
 bool alt_signal_stack_install(size_t bytes, std::string *error) {
   if (tl_alt_stack) return true;
-  void *mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
-                   -1, 0);
+  void *mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (mem == MAP_FAILED) {
     *error = std::string("cannot allocate a signal stack: ") + system_error_text(errno);
     return false;

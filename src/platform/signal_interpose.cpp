@@ -23,9 +23,7 @@ extern "C" int __sigaction(int sig, const struct sigaction *act, struct sigactio
 
 namespace agora::platform::chain {
 
-int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
-  return __sigaction(sig, act, old);
-}
+int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old) { return __sigaction(sig, act, old); }
 
 }  // namespace agora::platform::chain
 

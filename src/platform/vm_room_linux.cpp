@@ -3,12 +3,12 @@
 // other free gap (for the service view, placed by the kernel), ulimit -v
 // and ulimit -f. Read from /proc/self/maps and getrlimit at start, so that a
 // range that cannot fit fails with the limit named instead of an errno.
+#include <sys/resource.h>
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <fstream>
-#include <sys/resource.h>
 #include <vector>
 
 #include "platform/platform.h"
@@ -44,8 +44,7 @@ std::vector<Mapping> read_maps() {
   while (std::getline(in, line)) {
     Mapping m{};
     char name[512] = "";
-    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " %*s %*s %*s %*s %511[^\n]", &m.lo,
-                    &m.hi, name) < 2)
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " %*s %*s %*s %*s %511[^\n]", &m.lo, &m.hi, name) < 2)
       continue;
     if (m.lo >= kUserTop) continue;  // [vsyscall]
     m.name = name[0] ? name : "an anonymous mapping";
@@ -100,9 +99,7 @@ bool vm_room(uintptr_t base, VmRoom *out) {
   // Both views are mapped: the service view either fits in another gap or
   // after the application view in the same one.
   uint64_t by_space = std::min(r.app_free, std::max(r.other_gap, r.app_free / 2));
-  uint64_t by_as = r.as_limit == UINT64_MAX ? UINT64_MAX
-                   : r.as_limit > r.mapped  ? (r.as_limit - r.mapped) / 2
-                                            : 0;
+  uint64_t by_as = r.as_limit == UINT64_MAX ? UINT64_MAX : r.as_limit > r.mapped ? (r.as_limit - r.mapped) / 2 : 0;
   r.largest = std::min({by_space, by_as, r.file_limit});
   *out = r;
   return true;
@@ -123,24 +120,22 @@ std::string vm_room_shortfall(uintptr_t base, uint64_t size, const VmRoom &r) {
                   "the range is mapped twice (application and service views), which needs 2 x %s "
                   "of virtual address space, but ulimit -v allows %s and %s is mapped already; "
                   "raise ulimit -v (or unlimited)",
-                  human_bytes(size).c_str(), human_bytes(r.as_limit).c_str(),
-                  human_bytes(r.mapped).c_str());
+                  human_bytes(size).c_str(), human_bytes(r.as_limit).c_str(), human_bytes(r.mapped).c_str());
     return msg + most;
   }
   if (size > r.app_free) {
     std::snprintf(msg, sizeof msg,
                   "the application view needs %p..%p, but the address space is free only from %p "
                   "to %p (%s is mapped there)",
-                  (void *)base, (void *)(base + size), (void *)base, (void *)r.app_limit,
-                  r.app_limit_name.c_str());
+                  (void *)base, (void *)(base + size), (void *)base, (void *)r.app_limit, r.app_limit_name.c_str());
     return msg + most;
   }
   if (size > std::max(r.other_gap, r.app_free - size)) {
     std::snprintf(msg, sizeof msg,
                   "the service view needs another %s of free address space, but the largest free "
                   "gap is %s (%p..%p) and %s remain after the application view",
-                  human_bytes(size).c_str(), human_bytes(r.other_gap).c_str(),
-                  (void *)r.other_lo, (void *)r.other_hi, human_bytes(r.app_free - size).c_str());
+                  human_bytes(size).c_str(), human_bytes(r.other_gap).c_str(), (void *)r.other_lo, (void *)r.other_hi,
+                  human_bytes(r.app_free - size).c_str());
     return msg + most;
   }
   return "";

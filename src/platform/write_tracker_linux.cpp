@@ -1,18 +1,18 @@
 #include "platform/write_tracker_linux.h"
 
-#include <algorithm>
-#include <cerrno>
-#include <csignal>
-#include <cstring>
 #include <fcntl.h>
-#include <poll.h>
-#include <sys/eventfd.h>
 #include <linux/fs.h>
 #include <linux/userfaultfd.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 
 #include "common/log.h"
 
@@ -200,8 +200,7 @@ bool WriteTracker::probe(std::string *why) {
   if (!track(mem, len, why)) {  // NOLINT(bugprone-branch-clone)
   } else if (((volatile char *)mem)[kPage] = 1, !collect(mem, len, &first, why)) {
   } else if (!collect(mem, len, &second, why)) {
-  } else if (first.size() != 1 || first[0].addr != (uintptr_t)mem + kPage || first[0].pages != 1 ||
-             !second.empty()) {
+  } else if (first.size() != 1 || first[0].addr != (uintptr_t)mem + kPage || first[0].pages != 1 || !second.empty()) {
     *why = "the kernel's report of written pages is not what was written (probe)";
   } else {
     ok = true;

@@ -75,9 +75,9 @@ class WriteTracker {
   bool probe(std::string *why);
   bool open_mode(bool sync, std::string *why);
   bool register_range(void *addr, size_t len, std::string *error);  // UFFDIO_REGISTER for write-protect
-  bool write_protect(uintptr_t start, size_t len, bool arm);         // UFFDIO_WRITEPROTECT, arming or not
+  bool write_protect(uintptr_t start, size_t len, bool arm);        // UFFDIO_WRITEPROTECT, arming or not
   bool collect_sync(void *addr, size_t len, std::vector<Run> *written, std::string *error);
-  void resolve_faults();  // the synchronous mode's handler thread
+  void resolve_faults();                            // the synchronous mode's handler thread
   void forget_written(uintptr_t lo, uintptr_t hi);  // written_mutex_ held
   bool inside_whole(void *addr, size_t len) const {
     return whole_len_ && (uintptr_t)addr >= whole_start_ && (uintptr_t)addr + len <= whole_start_ + whole_len_;

@@ -13,12 +13,11 @@ extern "C" {
 /* Before main (constructor): starts Agora in program mode with the
  * executable's shared windows. Returns on rank 0 only; other ranks serve and
  * run threads placed on them, then end the process. */
-void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t data_hi,
-                         uintptr_t bss_lo, uintptr_t bss_hi);
+void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t data_hi, uintptr_t bss_lo,
+                         uintptr_t bss_hi);
 /* Runs main on a stack in global memory, with argv and envp copied into
  * global memory; ends the process with main's status (never returns). */
-void agora_program_main(int (*real_main)(int, char **, char **), int argc, char **argv,
-                        char **envp);
+void agora_program_main(int (*real_main)(int, char **, char **), int argc, char **argv, char **envp);
 /* exit(status) by the program: returns if the real exit should proceed. */
 void agora_program_exit(int status);
 

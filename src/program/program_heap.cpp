@@ -22,14 +22,14 @@ namespace {
 constexpr uint32_t kMagic = 0xa6041a11u;
 constexpr size_t kHeader = 16;
 
-struct Header {  // just below the pointer the program gets
-  uint64_t size;    // bytes asked for (malloc_usable_size)
+struct Header {   // just below the pointer the program gets
+  uint64_t size;  // bytes asked for (malloc_usable_size)
   uint32_t magic;
   uint32_t offset;  // from the start of the agora_malloc block
 };
 static_assert(sizeof(Header) == kHeader, "the header keeps 16-byte alignment");
 
-std::atomic<uintptr_t> g_lo{0}, g_hi{0};  // the global range, once started
+std::atomic<uintptr_t> g_lo{0}, g_hi{0};                                // the global range, once started
 std::atomic<agora::HeapPlacement> g_heap{agora::HeapPlacement::Local};  // AGORA_HEAP
 
 Header *header_of(const void *p) { return (Header *)((uintptr_t)p - kHeader); }
@@ -69,12 +69,12 @@ void *allocate(size_t alignment, size_t bytes) {
 // A pointer in the global range the program hands to free/realloc: one of
 // ours, or the program's mistake.
 bool valid_block(const void *p, const char *fn) {
-  if (((uintptr_t)p & (kHeader - 1)) == 0 && agora_home_of(header_of(p)) >= 0 &&
-      header_of(p)->magic == kMagic)
+  if (((uintptr_t)p & (kHeader - 1)) == 0 && agora_home_of(header_of(p)) >= 0 && header_of(p)->magic == kMagic)
     return true;
-  agora::log_error("%s(%p): not a block from malloc (global memory from agora_malloc/agora_alloc, "
-                   "or a pointer into a block?); ignored",
-                   fn, p);
+  agora::log_error(
+      "%s(%p): not a block from malloc (global memory from agora_malloc/agora_alloc, "
+      "or a pointer into a block?); ignored",
+      fn, p);
   return false;
 }
 }  // namespace
@@ -90,9 +90,7 @@ void program_heap_start(const AddressSpace &space, HeapPlacement heap) {
 
 extern "C" {
 
-int agora_program_heap_active(void) {
-  return agora::program_started() && !agora::program_finished() ? 1 : 0;
-}
+int agora_program_heap_active(void) { return agora::program_started() && !agora::program_finished() ? 1 : 0; }
 
 int agora_program_heap_owns(const void *p) { return in_range(p); }
 

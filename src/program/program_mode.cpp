@@ -2,11 +2,11 @@
 // built with agoracc; rank 0 runs main on a stack in global memory, the
 // other ranks serve and run the threads placed on them; the job ends when
 // main does (exit, or return from main).
+#include <unistd.h>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <unistd.h>
 
 #include "agora/agora.h"
 #include "api/private_stack.h"
@@ -18,8 +18,8 @@
 #include "runtime/runtime.h"
 
 namespace agora {
-Runtime *api_runtime();  // agora_c.cpp
-extern void (*g_on_publish)(Runtime *);  // agora_c.cpp
+Runtime *api_runtime();                                                  // agora_c.cpp
+extern void (*g_on_publish)(Runtime *);                                  // agora_c.cpp
 void program_heap_start(const AddressSpace &space, HeapPlacement heap);  // program_heap.cpp
 
 namespace {
@@ -35,9 +35,7 @@ struct MainCall {
 };
 MainCall g_main;
 
-void *main_body(void *) {
-  return (void *)(intptr_t)g_main.real_main(g_main.argc, g_main.argv, g_main.envp);
-}
+void *main_body(void *) { return (void *)(intptr_t)g_main.real_main(g_main.argc, g_main.argv, g_main.envp); }
 
 // A vector of strings copied into global memory (one block), so that
 // threads on other ranks can read argv[i].
@@ -64,9 +62,10 @@ char **copy_strings(char **strings, int count) {
 void finish_job(int status, void *) {
   if (g_finished.load() || !g_started.load()) return;
   if (platform::thread_id() != platform::process_id()) {
-    log_error("exit(%d) called by a thread other than main on rank 0, outside the program's own "
-              "code; the job ends without finishing its threads",
-              status);
+    log_error(
+        "exit(%d) called by a thread other than main on rank 0, outside the program's own "
+        "code; the job ends without finishing its threads",
+        status);
     return;
   }
   Runtime *rt = api_runtime();
@@ -99,8 +98,8 @@ using namespace agora;
 
 extern "C" {
 
-void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t data_hi,
-                         uintptr_t bss_lo, uintptr_t bss_hi) {
+void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t data_hi, uintptr_t bss_lo,
+                         uintptr_t bss_hi) {
   ProgramRequest request;
   request.data_lo = data_lo;
   request.data_hi = data_hi;
@@ -125,8 +124,7 @@ void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t dat
   on_exit(finish_job, nullptr);
 }
 
-void agora_program_main(int (*real_main)(int, char **, char **), int argc, char **argv,
-                        char **envp) {
+void agora_program_main(int (*real_main)(int, char **, char **), int argc, char **argv, char **envp) {
   Runtime *rt = api_runtime();
   int envc = 0;
   while (envp && envp[envc]) ++envc;
@@ -150,9 +148,10 @@ void agora_program_exit(int status) {
     body_exit(nullptr);
   }
   if (in_body())
-    fatal("exit(%d) called by an agora thread: in a program built with agoracc only main ends "
-          "the program (return from the thread, or agora_thread_exit); the job ends",
-          status);
+    fatal(
+        "exit(%d) called by an agora thread: in a program built with agoracc only main ends "
+        "the program (return from the thread, or agora_thread_exit); the job ends",
+        status);
 }
 
 int agora_program_mode(void) { return program_started() ? 1 : 0; }

@@ -74,24 +74,32 @@ void *__wrap__ZnamSt11align_val_tRKSt9nothrow_t(std::size_t n, std::align_val_t 
 
 // delete / delete[], with and without size, alignment, nothrow
 void __wrap__ZdlPv(void *p) noexcept {
-  if (agora_program_heap_owns(p)) agora_program_free(p);
-  else __real__ZdlPv(p);
+  if (agora_program_heap_owns(p))
+    agora_program_free(p);
+  else
+    __real__ZdlPv(p);
 }
 void __wrap__ZdaPv(void *p) noexcept {
-  if (agora_program_heap_owns(p)) agora_program_free(p);
-  else __real__ZdaPv(p);
+  if (agora_program_heap_owns(p))
+    agora_program_free(p);
+  else
+    __real__ZdaPv(p);
 }
 void __wrap__ZdlPvm(void *p, std::size_t) noexcept { __wrap__ZdlPv(p); }
 void __wrap__ZdaPvm(void *p, std::size_t) noexcept { __wrap__ZdaPv(p); }
 void __wrap__ZdlPvRKSt9nothrow_t(void *p, const std::nothrow_t &) noexcept { __wrap__ZdlPv(p); }
 void __wrap__ZdaPvRKSt9nothrow_t(void *p, const std::nothrow_t &) noexcept { __wrap__ZdaPv(p); }
 void __wrap__ZdlPvSt11align_val_t(void *p, std::align_val_t a) noexcept {
-  if (agora_program_heap_owns(p)) agora_program_free(p);
-  else __real__ZdlPvSt11align_val_t(p, a);
+  if (agora_program_heap_owns(p))
+    agora_program_free(p);
+  else
+    __real__ZdlPvSt11align_val_t(p, a);
 }
 void __wrap__ZdaPvSt11align_val_t(void *p, std::align_val_t a) noexcept {
-  if (agora_program_heap_owns(p)) agora_program_free(p);
-  else __real__ZdaPvSt11align_val_t(p, a);
+  if (agora_program_heap_owns(p))
+    agora_program_free(p);
+  else
+    __real__ZdaPvSt11align_val_t(p, a);
 }
 void __wrap__ZdlPvmSt11align_val_t(void *p, std::size_t, std::align_val_t a) noexcept {
   __wrap__ZdlPvSt11align_val_t(p, a);

@@ -22,22 +22,23 @@ extern char __agora_shared_bss_start[], __agora_shared_bss_end[];
  * libraries' (libc, MPI) and Agora's own static objects (priority 101; the
  * library must have no constructor of default priority). glibc passes argc,
  * argv and envp. */
-__attribute__((constructor(102))) static void agora_program_constructor(int argc, char **argv,
-                                                                         char **envp) {
+__attribute__((constructor(102))) static void agora_program_constructor(int argc, char **argv, char **envp)
+{
     (void)envp;
-    agora_program_start(argc, argv, (uintptr_t)__agora_shared_data_start,
-                        (uintptr_t)__agora_shared_data_end, (uintptr_t)__agora_shared_bss_start,
-                        (uintptr_t)__agora_shared_bss_end);
+    agora_program_start(argc, argv, (uintptr_t)__agora_shared_data_start, (uintptr_t)__agora_shared_data_end,
+                        (uintptr_t)__agora_shared_bss_start, (uintptr_t)__agora_shared_bss_end);
 }
 
 int __real_main(int, char **, char **);
-int __wrap_main(int argc, char **argv, char **envp) {
+int __wrap_main(int argc, char **argv, char **envp)
+{
     agora_program_main(__real_main, argc, argv, envp);
     return 0; /* not reached */
 }
 
 void __real_exit(int) __attribute__((noreturn));
-void __wrap_exit(int status) {
+void __wrap_exit(int status)
+{
     agora_program_exit(status);
     __real_exit(status);
 }
@@ -57,20 +58,23 @@ char *__real_strdup(const char *);
 char *__real_strndup(const char *, size_t);
 size_t __real_malloc_usable_size(void *);
 
-void *__wrap_malloc(size_t n) {
-    return agora_program_heap_active() ? agora_program_malloc(n) : __real_malloc(n);
-}
+void *__wrap_malloc(size_t n) { return agora_program_heap_active() ? agora_program_malloc(n) : __real_malloc(n); }
 
-void *__wrap_calloc(size_t n, size_t size) {
+void *__wrap_calloc(size_t n, size_t size)
+{
     return agora_program_heap_active() ? agora_program_calloc(n, size) : __real_calloc(n, size);
 }
 
-void __wrap_free(void *p) {
-    if (agora_program_heap_owns(p)) agora_program_free(p);
-    else __real_free(p); /* libc's: getline's buffer, strdup inside libc, ... */
+void __wrap_free(void *p)
+{
+    if (agora_program_heap_owns(p))
+        agora_program_free(p);
+    else
+        __real_free(p); /* libc's: getline's buffer, strdup inside libc, ... */
 }
 
-void *__wrap_realloc(void *p, size_t n) {
+void *__wrap_realloc(void *p, size_t n)
+{
     if (!agora_program_heap_active()) return agora_program_heap_owns(p) ? NULL : __real_realloc(p, n);
     if (!p || agora_program_heap_owns(p)) return agora_program_realloc(p, n);
     /* A block libc allocated (e.g. getline's) moves into global memory. */
@@ -86,7 +90,8 @@ void *__wrap_realloc(void *p, size_t n) {
     return q;
 }
 
-void *__wrap_reallocarray(void *p, size_t n, size_t size) {
+void *__wrap_reallocarray(void *p, size_t n, size_t size)
+{
     if (size && n > SIZE_MAX / size) {
         errno = ENOMEM;
         return NULL;
@@ -94,12 +99,13 @@ void *__wrap_reallocarray(void *p, size_t n, size_t size) {
     return __wrap_realloc(p, n * size);
 }
 
-void *__wrap_memalign(size_t alignment, size_t n) {
-    return agora_program_heap_active() ? agora_program_memalign(alignment, n)
-                                       : __real_memalign(alignment, n);
+void *__wrap_memalign(size_t alignment, size_t n)
+{
+    return agora_program_heap_active() ? agora_program_memalign(alignment, n) : __real_memalign(alignment, n);
 }
 
-int __wrap_posix_memalign(void **out, size_t alignment, size_t n) {
+int __wrap_posix_memalign(void **out, size_t alignment, size_t n)
+{
     if (!agora_program_heap_active()) return __real_posix_memalign(out, alignment, n);
     if (alignment < sizeof(void *) || (alignment & (alignment - 1))) return EINVAL;
     void *p = agora_program_memalign(alignment, n);
@@ -108,16 +114,18 @@ int __wrap_posix_memalign(void **out, size_t alignment, size_t n) {
     return 0;
 }
 
-void *__wrap_aligned_alloc(size_t alignment, size_t n) {
-    return agora_program_heap_active() ? agora_program_memalign(alignment, n)
-                                       : __real_aligned_alloc(alignment, n);
+void *__wrap_aligned_alloc(size_t alignment, size_t n)
+{
+    return agora_program_heap_active() ? agora_program_memalign(alignment, n) : __real_aligned_alloc(alignment, n);
 }
 
-void *__wrap_valloc(size_t n) {
+void *__wrap_valloc(size_t n)
+{
     return agora_program_heap_active() ? agora_program_memalign(4096, n) : __real_valloc(n);
 }
 
-void *__wrap_pvalloc(size_t n) {
+void *__wrap_pvalloc(size_t n)
+{
     if (!agora_program_heap_active()) return __real_pvalloc(n);
     if (n > SIZE_MAX - 4095) {
         errno = ENOMEM;
@@ -126,7 +134,8 @@ void *__wrap_pvalloc(size_t n) {
     return agora_program_memalign(4096, (n + 4095) & ~(size_t)4095);
 }
 
-char *__wrap_strdup(const char *s) {
+char *__wrap_strdup(const char *s)
+{
     if (!agora_program_heap_active()) return __real_strdup(s);
     size_t n = strlen(s) + 1;
     char *p = agora_program_malloc(n);
@@ -134,7 +143,8 @@ char *__wrap_strdup(const char *s) {
     return p;
 }
 
-char *__wrap_strndup(const char *s, size_t max) {
+char *__wrap_strndup(const char *s, size_t max)
+{
     if (!agora_program_heap_active()) return __real_strndup(s, max);
     size_t n = strnlen(s, max);
     char *p = agora_program_malloc(n + 1);
@@ -145,6 +155,7 @@ char *__wrap_strndup(const char *s, size_t max) {
     return p;
 }
 
-size_t __wrap_malloc_usable_size(void *p) {
+size_t __wrap_malloc_usable_size(void *p)
+{
     return agora_program_heap_owns(p) ? agora_program_usable_size(p) : __real_malloc_usable_size(p);
 }

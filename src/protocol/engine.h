@@ -282,7 +282,12 @@ struct EngineOptions {
   // yet in an entry becomes the page's standing twin, so that the next
   // update lacks those writes (regc_home_writes.cpp).
   enum class Mutation {
-    None, RegcSkipRule1, RegcSkipSpanLog, ScPrefetchIgnoresState, ScBatchSkipsReader, RegcHomeWriteNoNotice,
+    None,
+    RegcSkipRule1,
+    RegcSkipSpanLog,
+    ScPrefetchIgnoresState,
+    ScBatchSkipsReader,
+    RegcHomeWriteNoNotice,
     RegcStandingTwinRebased
   } mutation = Mutation::None;
   // hlrc's write tracking and one-sided reads (sim_hlrc_test): a collected
@@ -292,7 +297,11 @@ struct EngineOptions {
   // without it; a page fetched writable after a write miss (write_ahead) is
   // taken as unwritten at the close without comparing it with its twin.
   enum class HlrcMutation {
-    None, HomeWriteNoNotice, NewlySharedNoNotice, InstallWithoutVersionCheck, RefreshWithoutVersionCheck,
+    None,
+    HomeWriteNoNotice,
+    NewlySharedNoNotice,
+    InstallWithoutVersionCheck,
+    RefreshWithoutVersionCheck,
     WrittenAheadNotSent
   };
   HlrcMutation hlrc_mutation = HlrcMutation::None;

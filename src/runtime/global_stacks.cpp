@@ -22,8 +22,8 @@ struct Body {
   uintptr_t stack_lo = 0, stack_hi = 0;  // the global stack (0: the thread's own)
   uintptr_t private_top = 0;
   bool active = false;
-  bool exited = false;      // ended by body_exit
-  uintptr_t block = 0;      // the arena block holding guard and stack
+  bool exited = false;  // ended by body_exit
+  uintptr_t block = 0;  // the arena block holding guard and stack
   void *exit_ret = nullptr;
   void *jump[5] = {};  // __builtin_setjmp's buffer
 };
@@ -51,10 +51,11 @@ bool Runtime::stack_guard_fault(void *addr) {
   if (it == guards_.begin()) return false;
   --it;
   if (a >= it->first + kGuardBytes) return false;
-  fatal("stack overflow in %s: the access at %p is in the guard below its %llu-byte stack in "
-        "global memory; raise AGORA_STACK (e.g. AGORA_STACK=%lluM)",
-        it->second.c_str(), addr, (unsigned long long)config_.stack_bytes,
-        (unsigned long long)((config_.stack_bytes * 4 + (1 << 20) - 1) >> 20));
+  fatal(
+      "stack overflow in %s: the access at %p is in the guard below its %llu-byte stack in "
+      "global memory; raise AGORA_STACK (e.g. AGORA_STACK=%lluM)",
+      it->second.c_str(), addr, (unsigned long long)config_.stack_bytes,
+      (unsigned long long)((config_.stack_bytes * 4 + (1 << 20) - 1) >> 20));
 }
 
 void *Runtime::run_body(void *(*fn)(void *), void *arg, const std::string &who, bool *exited) {
@@ -68,9 +69,10 @@ void *Runtime::run_body(void *(*fn)(void *), void *arg, const std::string &who, 
     // A whole number of pages, page aligned inside the arena block.
     void *mem = malloc_local(stack + kGuardBytes + page);
     if (!mem)
-      fatal("cannot allocate the %llu-byte stack of %s in this rank's global heap: lower "
-            "AGORA_STACK or raise AGORA_MEMORY",
-            (unsigned long long)stack, who.c_str());
+      fatal(
+          "cannot allocate the %llu-byte stack of %s in this rank's global heap: lower "
+          "AGORA_STACK or raise AGORA_MEMORY",
+          (unsigned long long)stack, who.c_str());
     tl_body.block = (uintptr_t)mem;
     uintptr_t guard = (tl_body.block + page - 1) / page * page;
     {

@@ -31,10 +31,16 @@ WaitDecision decide_wait_mode(const Config &config, MpiTransport &transport) {
   std::string node_text = std::to_string(transport.node_nranks()) + " ranks x " +
                           std::to_string(config.threads_per_rank) + " threads on this node, " +
                           (cores > 0 ? std::to_string(cores) : std::string("unknown")) + " cores" +
-                          (oversubscribed ? ", oversubscribed" : any ? ", another node oversubscribed" : "");
+                          (oversubscribed ? ", oversubscribed"
+                           : any          ? ", another node oversubscribed"
+                                          : "");
   switch (config.wait) {
-    case WaitMode::Spin: d = {false, "spin (AGORA_WAIT=spin; " + node_text + ")"}; break;
-    case WaitMode::Block: d = {true, "block (AGORA_WAIT=block; " + node_text + ")"}; break;
+    case WaitMode::Spin:
+      d = {false, "spin (AGORA_WAIT=spin; " + node_text + ")"};
+      break;
+    case WaitMode::Block:
+      d = {true, "block (AGORA_WAIT=block; " + node_text + ")"};
+      break;
     case WaitMode::Auto:
       // Measured on 8 and 16 ranks on 2 cores (docs/service.md): waiters that
       // poll one message at a time and yield the core when idle beat

@@ -22,10 +22,10 @@ void *Runtime::malloc_placed(uint64_t bytes, Placement placement, Rank on_rank) 
   if (pages == 0) pages = 1;
   const uint64_t capacity = space_->placed_capacity_pages();
   if (pages > capacity) {
-    log_error("agora_malloc_placed(%llu bytes): larger than the whole placed region (%llu bytes, a "
-              "quarter of AGORA_MEMORY=%llu); raise AGORA_MEMORY",
-              (unsigned long long)bytes, (unsigned long long)capacity * page,
-              (unsigned long long)space_->size());
+    log_error(
+        "agora_malloc_placed(%llu bytes): larger than the whole placed region (%llu bytes, a "
+        "quarter of AGORA_MEMORY=%llu); raise AGORA_MEMORY",
+        (unsigned long long)bytes, (unsigned long long)capacity * page, (unsigned long long)space_->size());
     return nullptr;
   }
   PlacedRequest req;
@@ -35,10 +35,10 @@ void *Runtime::malloc_placed(uint64_t bytes, Placement placement, Rank on_rank) 
     return AGORA_OK;
   });
   if (status != AGORA_OK) {
-    log_error("agora_malloc_placed(%llu bytes): the placed region is exhausted (%llu bytes free of "
-              "%llu, possibly fragmented); raise AGORA_MEMORY or free placed allocations",
-              (unsigned long long)bytes, (unsigned long long)req.free_pages * page,
-              (unsigned long long)capacity * page);
+    log_error(
+        "agora_malloc_placed(%llu bytes): the placed region is exhausted (%llu bytes free of "
+        "%llu, possibly fragmented); raise AGORA_MEMORY or free placed allocations",
+        (unsigned long long)bytes, (unsigned long long)req.free_pages * page, (unsigned long long)capacity * page);
     return nullptr;
   }
   return observe_allocation(AllocKind::Placed, (void *)space_->addr_of(req.first), bytes, placement, on_rank);
@@ -76,9 +76,10 @@ int Runtime::free_placed(uintptr_t addr) {
 
 void Runtime::placed_opened(const CollectiveRun &run) {
   if (!space_->placed_insert(run))
-    fatal("agora_malloc_placed: cannot record the allocation of pages %llu..+%llu (out of memory, "
-          "or overlapping a live one)",
-          (unsigned long long)run.first, (unsigned long long)run.count);
+    fatal(
+        "agora_malloc_placed: cannot record the allocation of pages %llu..+%llu (out of memory, "
+        "or overlapping a live one)",
+        (unsigned long long)run.first, (unsigned long long)run.count);
   open_home_pages(run, "agora_malloc_placed", run.count * page_size());
   one_sided_.placed_opened(run);
 }
@@ -86,8 +87,8 @@ void Runtime::placed_opened(const CollectiveRun &run) {
 void Runtime::placed_closed(PageId first, PageId count) {
   CollectiveRun removed;
   if (!space_->placed_remove(first, &removed))
-    fatal("agora_free: cannot drop the record of pages %llu..+%llu (out of memory?)",
-          (unsigned long long)first, (unsigned long long)count);
+    fatal("agora_free: cannot drop the record of pages %llu..+%llu (out of memory?)", (unsigned long long)first,
+          (unsigned long long)count);
   home_writes_.untrack(first, count);
   one_sided_.placed_closed(first, count);
   cache_.forget(first, count);  // no copies of freed pages

@@ -24,12 +24,13 @@ std::string hex(uintptr_t a) {
 // A fault outside global memory, in a program whose ranks share only
 // global memory: say what may have happened before the usual crash.
 void private_pointer_hint(void *addr) {
-  log_error("segmentation fault at %p, outside global memory. In a program built with agoracc "
-            "only the program's own globals, stacks and malloc'd memory are shared: a pointer to "
-            "memory private to a rank (a library's data, a FILE *, getenv/strerror strings, "
-            "thread-local storage, memory libc allocated) may have reached another rank "
-            "(docs/programs.md)",
-            addr);
+  log_error(
+      "segmentation fault at %p, outside global memory. In a program built with agoracc "
+      "only the program's own globals, stacks and malloc'd memory are shared: a pointer to "
+      "memory private to a rank (a library's data, a FILE *, getenv/strerror strings, "
+      "thread-local storage, memory libc allocated) may have reached another rank "
+      "(docs/programs.md)",
+      addr);
 }
 }  // namespace
 
@@ -45,8 +46,8 @@ bool Runtime::setup_program_windows(std::string *error) {
   } wins[2] = {{req.data_lo, req.data_hi, ".data"}, {req.bss_lo, req.bss_hi, ".bss"}};
   for (const Win &w : wins) {
     if (w.lo % page || w.hi % page || w.hi < w.lo) {
-      *error = std::string("the program's shared ") + w.name + " window " + hex(w.lo) + ".." +
-               hex(w.hi) + " is not page aligned: link the program with agoracc (its linker script "
+      *error = std::string("the program's shared ") + w.name + " window " + hex(w.lo) + ".." + hex(w.hi) +
+               " is not page aligned: link the program with agoracc (its linker script "
                "agora-program.ld aligns it)";
       return false;
     }
@@ -63,8 +64,8 @@ bool Runtime::setup_program_windows(std::string *error) {
   std::vector<uint64_t> all = transport_.allgather(mine);
   for (Rank r = 1; r < nranks(); ++r)
     if (std::memcmp(&all[0], &all[4 * (size_t)r], 4 * sizeof(uint64_t)) != 0) {
-      *error = "the program's globals are at " + hex(all[0]) + " on rank 0 but at " +
-               hex(all[4 * (size_t)r]) + " on rank " + std::to_string(r) +
+      *error = "the program's globals are at " + hex(all[0]) + " on rank 0 but at " + hex(all[4 * (size_t)r]) +
+               " on rank " + std::to_string(r) +
                ": the executable is position independent (PIE); link it with agoracc (-no-pie)";
       return false;
     }
@@ -94,16 +95,15 @@ bool Runtime::setup_program_windows(std::string *error) {
       *error = "cannot open the program's globals on rank 0: " + std::string(system_error_text(errno));
       return false;
     }
-    if (!platform::fault_handler_add_range(addr, addr + bytes) ||
-        !platform::global_io_add_range(addr, addr + bytes)) {
+    if (!platform::fault_handler_add_range(addr, addr + bytes) || !platform::global_io_add_range(addr, addr + bytes)) {
       *error = "too many program windows";
       return false;
     }
   }
   platform::fault_handler_set_hint(private_pointer_hint);
   program_mode_ = true;
-  log_debug("program mode: %llu bytes of globals shared (%d windows), stacks of %llu bytes",
-            (unsigned long long)total, windows.count(), (unsigned long long)config_.stack_bytes);
+  log_debug("program mode: %llu bytes of globals shared (%d windows), stacks of %llu bytes", (unsigned long long)total,
+            windows.count(), (unsigned long long)config_.stack_bytes);
   return true;
 }
 

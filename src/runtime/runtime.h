@@ -67,9 +67,9 @@
 #include "runtime/cache/copy_cache.h"
 #include "runtime/doorbells/doorbells.h"
 #include "runtime/global_pointers/global_pointers.h"
+#include "runtime/home_writes/home_writes.h"
 #include "runtime/locks/lock_ids.h"
 #include "runtime/memory_servers/memory_servers.h"
-#include "runtime/home_writes/home_writes.h"
 #include "runtime/one_sided/one_sided_reads.h"
 #include "sync/barrier_service.h"
 #include "sync/collective_ledger.h"
@@ -93,8 +93,7 @@ class Runtime final : public EngineHost {
   // ---- start and stop (runtime_start.cpp) ----
   // Returns nullptr (after printing why) if start-up fails. publish(rt) runs
   // before the start-up barrier (threads may start here from then on).
-  static Runtime *start(int *argc, char ***argv, int *status,
-                        const std::function<void(Runtime *)> &publish);
+  static Runtime *start(int *argc, char ***argv, int *status, const std::function<void(Runtime *)> &publish);
   int stop();  // collective; deletes nothing (the caller does)
   // stop's second half, after the service has stopped (memory servers too):
   // the finalize collectives over every rank, then MPI_Finalize.
@@ -122,9 +121,7 @@ class Runtime final : public EngineHost {
   Rank home_of(PageId page) const override { return space_->home_of(page); }
   bool page_allocated(PageId page) const override;
   // Agora threads started here, plus main unless it only waits in finalize.
-  bool sole_application_thread() const override {
-    return threads_->running() + (main_finalizing_ ? 0 : 1) <= 1;
-  }
+  bool sole_application_thread() const override { return threads_->running() + (main_finalizing_ ? 0 : 1) <= 1; }
   // Home write tracking (home_writes_; runtime_home_writes.cpp): the
   // kernel's, when AGORA_HOME_WRITES=auto and this kernel can.
   bool tracks_home_writes() const override { return home_writes_.available(); }
@@ -149,12 +146,11 @@ class Runtime final : public EngineHost {
   uint64_t create_locks(uint64_t count, uint64_t call_site);
   int lock(uint64_t id);
   int unlock(uint64_t id);
-  int trylock(uint64_t id);  // AGORA_OK or AGORA_BUSY
+  int trylock(uint64_t id);       // AGORA_OK or AGORA_BUSY
   int lock_destroy(uint64_t id);  // AGORA_OK or AGORA_ERR_MISUSE (held or waited for)
   // SPMD collectives (runtime_collectives.cpp).
   int barrier(bool patient = false, CollectiveKind kind = CollectiveKind::Barrier);
-  int reduce(void *buf, size_t count, ReduceType type, ReduceOp op,
-             CollectiveKind kind = CollectiveKind::Reduce);
+  int reduce(void *buf, size_t count, ReduceType type, ReduceOp op, CollectiveKind kind = CollectiveKind::Reduce);
   // agora_flush / agora_flush_all (runtime_flush.cpp, docs/flush.md).
   int flush(const void *ptr, size_t bytes);
   int flush_all();
@@ -169,7 +165,7 @@ class Runtime final : public EngineHost {
 
   // Synchronisation among threads (runtime_thread_sync.cpp). Objects are
   // keys: a created lock's id, or the address of an object in global memory.
-  int thread_barrier_wait(uint64_t object, uint32_t count);  // AGORA_OK or AGORA_BARRIER_SERIAL
+  int thread_barrier_wait(uint64_t object, uint32_t count);           // AGORA_OK or AGORA_BARRIER_SERIAL
   int cond_wait(uint64_t object, uint64_t lock_id, double deadline);  // deadline < 0: none
   int cond_signal(uint64_t object, bool all);
   int sem_init(uint64_t object, uint64_t value);
@@ -237,8 +233,22 @@ class Runtime final : public EngineHost {
 
   // ---- waiting (runtime_wait.cpp) ----
   // Where a thread of this rank waits inside Agora, for the hang watch.
-  enum class WaitKind : uint8_t { Fault, Lock, Collective, Free, ThreadCreate, ThreadJoin, FinalizeThreads,
-                                  ThreadBarrier, Condition, Semaphore, Placed, ThreadReduce, Gptr, Flush };
+  enum class WaitKind : uint8_t {
+    Fault,
+    Lock,
+    Collective,
+    Free,
+    ThreadCreate,
+    ThreadJoin,
+    FinalizeThreads,
+    ThreadBarrier,
+    Condition,
+    Semaphore,
+    Placed,
+    ThreadReduce,
+    Gptr,
+    Flush
+  };
   struct WaitNote {
     WaitKind kind;
     uint64_t a = 0, b = 0;  // address and home, lock id, tag, rank and id, ... (see describe_wait)
@@ -261,16 +271,15 @@ class Runtime final : public EngineHost {
   // status and then nothing waits), waits for it, adds the time to sync_time_s.
   int timed_sync(WaitNote &note, const std::function<int(Waiter *)> &start, bool patient = false);
   // patient: a wait that may last long (see wait()).
-  int sync_op(WaitKind kind, uint64_t object, const std::function<void(Waiter *)> &start,
-              bool patient = false);
+  int sync_op(WaitKind kind, uint64_t object, const std::function<void(Waiter *)> &start, bool patient = false);
 
   // ---- the hang watch's view of this rank (runtime_hang.cpp) ----
   // lock_ held. A note whose waiter is complete no longer blocks its thread
   // (it may not have run since), so the hang watch does not count it.
   void wait_begin(WaitNote *note, const Waiter *waiter);
-  void wait_end(WaitNote *note);    // lock_ held
+  void wait_end(WaitNote *note);  // lock_ held
   std::string describe_wait(const WaitNote &note) const;
-  RankState hang_snapshot();        // lock_ held
+  RankState hang_snapshot();  // lock_ held
   void hang_tick();
 
   // ---- messages in (runtime_messages.cpp) and the service thread (runtime_service.cpp) ----
@@ -299,7 +308,7 @@ class Runtime final : public EngineHost {
   int start_thread(uint64_t id, Payload fn, uint64_t arg);  // ThreadService's starter
   void run_thread(uint64_t id, void *(*fn)(void *), void *arg);
   void reap_os_threads();  // lock_ held: joins those that have finished, never blocks
-  void finish_threads();  // finalize: until no agora thread runs on any rank
+  void finish_threads();   // finalize: until no agora thread runs on any rank
 
   // ---- statistics (runtime_stats.cpp) ----
   void report_stats();
@@ -377,7 +386,7 @@ class Runtime final : public EngineHost {
   // Threads this rank created by the placement rule and has not joined: at
   // most thread_slots() at once.
   std::set<std::pair<Rank, uint64_t>> placed_live_;
-  uint64_t threads_placed_ = 0;       // agora_thread_create calls here (placement rule)
+  uint64_t threads_placed_ = 0;  // agora_thread_create calls here (placement rule)
   // Under lock_: the OS threads of agora threads started here and not yet
   // joined (reaped at each start, all joined by finish_threads).
   std::vector<platform::ThreadHandle> os_threads_;
@@ -387,11 +396,11 @@ class Runtime final : public EngineHost {
   LockIds lock_ids_{kBase};
   CollectiveLedger ledger_;
   std::optional<HangWatch> watch_;
-  std::vector<WaitNote *> waits_;     // current waits of this rank's threads
-  double last_inside_ = 0;            // when a wait last began or ended
-  double next_watch_tick_ = 0;        // service thread only
-  std::vector<int> internal_threads_; // sorted kernel tids of MPI's threads and the service thread
-  uint64_t messages_in_ = 0;  // watch messages excluded (sent: stats_.messages_sent)
+  std::vector<WaitNote *> waits_;      // current waits of this rank's threads
+  double last_inside_ = 0;             // when a wait last began or ended
+  double next_watch_tick_ = 0;         // service thread only
+  std::vector<int> internal_threads_;  // sorted kernel tids of MPI's threads and the service thread
+  uint64_t messages_in_ = 0;           // watch messages excluded (sent: stats_.messages_sent)
 
   std::mutex lock_;
   std::thread service_;

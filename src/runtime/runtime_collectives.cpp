@@ -16,13 +16,13 @@ using namespace runtime_internal;
 // fork-join model has thread barriers instead), or a second thread of the rank.
 static int collective_misuse(const char *fn, uint64_t agora_thread) {
   if (agora_thread)
-    log_error("%s called from an agora thread (id %llu): collectives are for one thread per rank "
-              "in the SPMD model; fork-join threads synchronise with locks, joins and thread barriers "
-              "(agora_thread_barrier_wait)",
-              fn, (unsigned long long)agora_thread);
+    log_error(
+        "%s called from an agora thread (id %llu): collectives are for one thread per rank "
+        "in the SPMD model; fork-join threads synchronise with locks, joins and thread barriers "
+        "(agora_thread_barrier_wait)",
+        fn, (unsigned long long)agora_thread);
   else
-    log_error("%s: another thread of this rank is already in %s; call it from one thread per rank",
-              fn, fn);
+    log_error("%s: another thread of this rank is already in %s; call it from one thread per rank", fn, fn);
   return AGORA_ERR_MISUSE;
 }
 
@@ -33,11 +33,14 @@ int Runtime::barrier(bool patient, CollectiveKind kind) {
   // before this rank arrives, and no cached copy survives it.
   gptr_.release();
   WaitNote note{WaitKind::Collective, 0, 0};
-  int status = timed_sync(note, [&](Waiter *w) -> int {
-    if (barrier_->waiting()) return AGORA_ERR_MISUSE;
-    note.a = ledger_.begin(kind);
-    return barrier_->arrive(w, note.a);
-  }, patient);
+  int status = timed_sync(
+      note,
+      [&](Waiter *w) -> int {
+        if (barrier_->waiting()) return AGORA_ERR_MISUSE;
+        note.a = ledger_.begin(kind);
+        return barrier_->arrive(w, note.a);
+      },
+      patient);
   if (status == AGORA_ERR_MISUSE) collective_misuse(collective_name(kind), 0);
   if (status == AGORA_OK) gptr_.acquire();
   return status;
@@ -49,8 +52,7 @@ int Runtime::reduce(void *buf, size_t count, ReduceType type, ReduceOp op, Colle
   if (count > ReduceService::kMaxCount) {
     // Returned, not fatal: if other ranks passed a valid count, the ledger
     // names the mismatch at this rank's next collective call.
-    log_error("agora_reduce(count %zu): too many elements (at most %zu in one call)", count,
-              ReduceService::kMaxCount);
+    log_error("agora_reduce(count %zu): too many elements (at most %zu in one call)", count, ReduceService::kMaxCount);
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   // Work on a private copy: buf may itself be global memory, and touching it

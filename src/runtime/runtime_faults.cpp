@@ -20,10 +20,11 @@ bool fault_trampoline(void *addr, bool is_write) {
   if (g_forked_child.load(std::memory_order_relaxed)) {
     // The child has no global memory (MADV_DONTFORK) and is no rank: say
     // so and die of the fault, rather than wait on a protocol.
-    log_error("global memory is not available in a process made by fork() (%s of %p): only the "
-              "ranks themselves may touch it; pass data to the child through a pipe or a file, "
-              "or exec a program",
-              is_write ? "write" : "read", addr);
+    log_error(
+        "global memory is not available in a process made by fork() (%s of %p): only the "
+        "ranks themselves may touch it; pass data to the child through a pipe or a file, "
+        "or exec a program",
+        is_write ? "write" : "read", addr);
     return false;
   }
   return g_fault_target && g_fault_target->handle_fault(addr, is_write);
@@ -34,7 +35,7 @@ bool io_range_usable(uintptr_t addr, size_t len) {
   Runtime *rt = g_fault_target;
   if (!rt) return false;
   const AddressSpace &space = rt->space();
-  uintptr_t end = addr + len;  // callers pass len > 0
+  uintptr_t end = addr + len;    // callers pass len > 0
   if (end < addr) return false;  // (maybe_allocated below covers program mode's windows)
   for (uintptr_t a = addr & ~(uintptr_t)(space.page_size() - 1); a < end; a += space.page_size())
     if (!space.maybe_allocated(a)) return false;
@@ -62,14 +63,17 @@ bool Runtime::handle_fault(void *addr, bool is_write) {
   ObservedFault observed(page, space_->home_of(page), addr, is_write);
   Waiter w;
   WaitNote note{WaitKind::Fault, (uint64_t)(uintptr_t)addr, (uint64_t)space_->home_of(page)};
-  noted_wait(note, w, [&] {
-    (is_write ? stats_.write_faults : stats_.read_faults)++;
-    engine_->on_fault(page, is_write ? Access::Write : Access::Read, &w);
-    return 0;
-  }, false, &stats_.fault_time_s);
+  noted_wait(
+      note, w,
+      [&] {
+        (is_write ? stats_.write_faults : stats_.read_faults)++;
+        engine_->on_fault(page, is_write ? Access::Write : Access::Read, &w);
+        return 0;
+      },
+      false, &stats_.fault_time_s);
   if (w.status != AGORA_OK)
-    fatal("%s of %p: no live allocation there (freed, or never allocated by rank %d)",
-          is_write ? "write" : "read", addr, space_->home_of(page));
+    fatal("%s of %p: no live allocation there (freed, or never allocated by rank %d)", is_write ? "write" : "read",
+          addr, space_->home_of(page));
   return true;
 }
 

@@ -50,9 +50,10 @@ int Runtime::flush(const void *ptr, size_t bytes) {
   std::vector<StoreRange> ranges;
   for (uintptr_t a = addr; a < end;) {
     if (!space_->maybe_allocated(a)) {
-      log_error("agora_flush(%p, %zu): %p is not in allocated global memory (global memory is [%p, %p); "
-                "flush only what agora_malloc and friends returned)",
-                ptr, bytes, (void *)a, (void *)space_->base(), (void *)(space_->base() + space_->size()));
+      log_error(
+          "agora_flush(%p, %zu): %p is not in allocated global memory (global memory is [%p, %p); "
+          "flush only what agora_malloc and friends returned)",
+          ptr, bytes, (void *)a, (void *)space_->base(), (void *)(space_->base() + space_->size()));
       return AGORA_ERR_INVALID_ARGUMENT;
     }
     const uintptr_t page_end = (a | (page - 1)) + 1;

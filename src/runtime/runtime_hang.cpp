@@ -52,8 +52,8 @@ std::string Runtime::describe_wait(const WaitNote &n) const {
                     (void *)n.a, (unsigned long long)n.b, manager_of_key(n.a));
       break;
     case WaitKind::Condition:
-      std::snprintf(line, sizeof line, "agora_cond_wait(condition variable at %p), managed by rank %d",
-                    (void *)n.a, manager_of_key(n.a));
+      std::snprintf(line, sizeof line, "agora_cond_wait(condition variable at %p), managed by rank %d", (void *)n.a,
+                    manager_of_key(n.a));
       break;
     case WaitKind::Semaphore:
       std::snprintf(line, sizeof line, "agora_sem_wait(semaphore at %p), managed by rank %d", (void *)n.a,
@@ -67,8 +67,8 @@ std::string Runtime::describe_wait(const WaitNote &n) const {
         std::snprintf(line + len, sizeof line - len, ", waiting for rank %d's barrier signal",
                       barrier_->awaited_rank());
       else if (n.b == 1)
-        std::snprintf(line + len, sizeof line - len, ", %s", rank() == 0 ? "waiting for every rank's contribution"
-                                                                         : "waiting for rank 0's result");
+        std::snprintf(line + len, sizeof line - len, ", %s",
+                      rank() == 0 ? "waiting for every rank's contribution" : "waiting for rank 0's result");
       break;
     }
     case WaitKind::Free:
@@ -82,23 +82,30 @@ std::string Runtime::describe_wait(const WaitNote &n) const {
                     (unsigned long long)n.b);
       break;
     case WaitKind::Placed:
-      std::snprintf(line, sizeof line, "%s, waiting for rank 0 (which places every such allocation "
+      std::snprintf(line, sizeof line,
+                    "%s, waiting for rank 0 (which places every such allocation "
                     "and free, with every rank's acknowledgement)",
                     n.a ? "agora_free of a placed allocation" : "agora_malloc_placed");
       break;
     case WaitKind::Flush:
-      if (n.b) std::snprintf(line, sizeof line, "agora_flush(%p, %llu)", (void *)n.a, (unsigned long long)n.b);
-      else std::snprintf(line, sizeof line, "agora_flush_all()");
+      if (n.b)
+        std::snprintf(line, sizeof line, "agora_flush(%p, %llu)", (void *)n.a, (unsigned long long)n.b);
+      else
+        std::snprintf(line, sizeof line, "agora_flush_all()");
       break;
     case WaitKind::Gptr:
       std::snprintf(line, sizeof line, "%s (rank %d's memory)",
-                    n.b == 0 ? "a global-pointer access" : n.b == 1 ? "a global-pointer release (barrier, unlock)"
-                    : n.b == 2 ? "agora_signal_wait" : "agora_gptr_store_sync",
+                    n.b == 0   ? "a global-pointer access"
+                    : n.b == 1 ? "a global-pointer release (barrier, unlock)"
+                    : n.b == 2 ? "agora_signal_wait"
+                               : "agora_gptr_store_sync",
                     (int)n.a);
       break;
     case WaitKind::FinalizeThreads:
-      std::snprintf(line, sizeof line, "agora_finalize, waiting for this rank's %zu agora threads to return "
-                    "and %zu OS threads to finish", threads_->running(), os_threads_.size());
+      std::snprintf(line, sizeof line,
+                    "agora_finalize, waiting for this rank's %zu agora threads to return "
+                    "and %zu OS threads to finish",
+                    threads_->running(), os_threads_.size());
       break;
   }
   return line;
@@ -118,8 +125,7 @@ RankState Runtime::hang_snapshot() {
     // A rank idling in finalize (the fork-join model's workers) waits for
     // nobody in particular: not a wait to warn about.
     bool finalizing = n->kind == WaitKind::FinalizeThreads ||
-                      (n->kind == WaitKind::Collective &&
-                       CollectiveLedger::kind_of(n->a) == CollectiveKind::Finalize);
+                      (n->kind == WaitKind::Collective && CollectiveLedger::kind_of(n->a) == CollectiveKind::Finalize);
     if (!finalizing) s.waited_s = std::max(s.waited_s, now - n->since);
   }
   s.blocked = blocked > 0 && blocked >= app;

@@ -52,7 +52,8 @@ std::string Runtime::map_limit_advice() const {
     return text;
   }
   const char *why = config_.home_writes == HomeWritesMode::Trap ? "AGORA_HOME_WRITES=trap"
-                    : config_.profile ? "AGORA_PROFILE" : "this kernel cannot track them";
+                    : config_.profile                           ? "AGORA_PROFILE"
+                                                                : "this kernel cannot track them";
   std::snprintf(text + n, sizeof text - n,
                 "Home writes are trapped here (%s), so each home page another rank holds a copy of is "
                 "write-protected: one mapping each when they alternate. Remedies: raise vm.max_map_count, e.g. "

@@ -36,9 +36,10 @@ int Runtime::lock(uint64_t id) {
   if (status == AGORA_OK) gptr_.acquire();
   if (status == AGORA_OK && store_trace_active()) store_trace_span_enter();
   if (status == AGORA_ERR_DEADLOCK)
-    log_error("agora_lock: this thread already holds lock %llu (locks are not recursive; waiting "
-              "would never end)",
-              (unsigned long long)id);
+    log_error(
+        "agora_lock: this thread already holds lock %llu (locks are not recursive; waiting "
+        "would never end)",
+        (unsigned long long)id);
   return status;
 }
 
@@ -55,9 +56,10 @@ int Runtime::lock_destroy(uint64_t id) {
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->destroy(id, w); });
   if (status == AGORA_ERR_MISUSE)
-    log_error("agora_lock_destroy: lock %llu is held or waited for; release it (and let every "
-              "waiter have it) before destroying it",
-              (unsigned long long)id);
+    log_error(
+        "agora_lock_destroy: lock %llu is held or waited for; release it (and let every "
+        "waiter have it) before destroying it",
+        (unsigned long long)id);
   return status;
 }
 
@@ -75,8 +77,8 @@ int Runtime::unlock(uint64_t id) {
     if (locks_->holds(id, this_thread_token())) {
       std::vector<TracedRange> ranges;
       traced = store_trace_span_exit(&ranges) &&
-               store_ranges_to_pages(ranges, page_size(), [this](uintptr_t a) { return space_->page_of(a); },
-                                     &stores);
+               store_ranges_to_pages(
+                   ranges, page_size(), [this](uintptr_t a) { return space_->page_of(a); }, &stores);
     }
   }
   std::lock_guard<std::mutex> g(lock_);

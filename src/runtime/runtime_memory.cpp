@@ -23,16 +23,16 @@ void *Runtime::alloc_collective(uint64_t bytes, Placement placement, Rank on_ran
   // size travels as two 32-bit halves: max(x) == -max(-x) holds only while
   // -x cannot overflow.
   int64_t hi = (int64_t)(bytes >> 32), lo = (int64_t)(bytes & 0xffffffffu);
-  int64_t v[10] = {hi, lo, (int64_t)placement, on_rank, ok, -hi, -lo, -(int64_t)placement, -on_rank,
-                   -(int64_t)ok};
+  int64_t v[10] = {hi, lo, (int64_t)placement, on_rank, ok, -hi, -lo, -(int64_t)placement, -on_rank, -(int64_t)ok};
   std::vector<int64_t> check(v, v + 10);
   reduce(check.data(), 10, ReduceType::Int64, ReduceOp::Max, CollectiveKind::Alloc);
   bool same_bytes = check[0] == -check[5] && check[1] == -check[6];
   if (!same_bytes || check[2] != -check[7] || check[3] != -check[8])
-    fatal("agora_alloc is collective: ranks called it with different arguments (bytes %s, "
-          "%llu here; placement %lld..%lld; rank %lld..%lld)",
-          same_bytes ? "equal" : "differ", (unsigned long long)bytes, (long long)-check[7],
-          (long long)check[2], (long long)-check[8], (long long)check[3]);
+    fatal(
+        "agora_alloc is collective: ranks called it with different arguments (bytes %s, "
+        "%llu here; placement %lld..%lld; rank %lld..%lld)",
+        same_bytes ? "equal" : "differ", (unsigned long long)bytes, (long long)-check[7], (long long)check[2],
+        (long long)-check[8], (long long)check[3]);
   if (check[4] != -check[9])
     fatal("agora_alloc(%llu bytes): succeeded on some ranks only (out of memory for its records?)",
           (unsigned long long)bytes);
@@ -42,15 +42,16 @@ void *Runtime::alloc_collective(uint64_t bytes, Placement placement, Rank on_ran
       uint64_t capacity = space_->collective_capacity_pages() * page;
       uint64_t free_bytes = capacity - space_->collective_pages_used() * page;
       if (bytes > capacity)
-        log_error("agora_alloc(%llu bytes): larger than the whole collective region (%llu bytes, "
-                  "a quarter of AGORA_MEMORY=%llu); %llu bytes are free",
-                  (unsigned long long)bytes, (unsigned long long)capacity,
-                  (unsigned long long)space_->size(), (unsigned long long)free_bytes);
+        log_error(
+            "agora_alloc(%llu bytes): larger than the whole collective region (%llu bytes, "
+            "a quarter of AGORA_MEMORY=%llu); %llu bytes are free",
+            (unsigned long long)bytes, (unsigned long long)capacity, (unsigned long long)space_->size(),
+            (unsigned long long)free_bytes);
       else
-        log_error("agora_alloc(%llu bytes): collective global memory exhausted (%llu bytes free of "
-                  "%llu); raise AGORA_MEMORY",
-                  (unsigned long long)bytes, (unsigned long long)free_bytes,
-                  (unsigned long long)capacity);
+        log_error(
+            "agora_alloc(%llu bytes): collective global memory exhausted (%llu bytes free of "
+            "%llu); raise AGORA_MEMORY",
+            (unsigned long long)bytes, (unsigned long long)free_bytes, (unsigned long long)capacity);
     }
     return nullptr;
   }
@@ -63,15 +64,16 @@ void *Runtime::malloc_local(uint64_t bytes) {
   if (off == UINT64_MAX) {
     uint64_t heap = space_->arena_pages() * page_size();
     if (bytes > heap)
-      log_error("agora_malloc(%llu bytes): larger than this rank's whole global heap (%llu bytes: "
-                "half of AGORA_MEMORY over %d ranks); %llu bytes are free",
-                (unsigned long long)bytes, (unsigned long long)heap, compute_nranks(),
-                (unsigned long long)arena_->bytes_free());
+      log_error(
+          "agora_malloc(%llu bytes): larger than this rank's whole global heap (%llu bytes: "
+          "half of AGORA_MEMORY over %d ranks); %llu bytes are free",
+          (unsigned long long)bytes, (unsigned long long)heap, compute_nranks(),
+          (unsigned long long)arena_->bytes_free());
     else
-      log_error("agora_malloc(%llu bytes): this rank's global heap is exhausted (%llu bytes free "
-                "of %llu, possibly fragmented); raise AGORA_MEMORY",
-                (unsigned long long)bytes, (unsigned long long)arena_->bytes_free(),
-                (unsigned long long)heap);
+      log_error(
+          "agora_malloc(%llu bytes): this rank's global heap is exhausted (%llu bytes free "
+          "of %llu, possibly fragmented); raise AGORA_MEMORY",
+          (unsigned long long)bytes, (unsigned long long)arena_->bytes_free(), (unsigned long long)heap);
     return nullptr;
   }
   return observe_allocation(AllocKind::Local, (void *)(space_->base() + off), bytes);
@@ -79,7 +81,8 @@ void *Runtime::malloc_local(uint64_t bytes) {
 
 int Runtime::free_local(uint64_t offset) {
   switch (arena_->release(offset)) {
-    case ArenaAllocator::FreeResult::Ok: return 0;
+    case ArenaAllocator::FreeResult::Ok:
+      return 0;
     case ArenaAllocator::FreeResult::InsideBlock:
       log_error("agora_free(%p): not the start of an allocation", (void *)(space_->base() + offset));
       return AGORA_ERR_BAD_POINTER;

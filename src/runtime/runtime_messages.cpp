@@ -21,7 +21,7 @@ void Runtime::send(Rank dst, MsgHeader header, Payload payload) {
 void Runtime::send_request(Rank dst, MsgHeader header, Payload payload) {
   send(dst, header, payload);
   if (block_waits_ || servers_.is_server_rank(dst)) return;  // send() rang already
-  doorbells_.ring_to_act(dst, config_.service);  // at most one ring per kRingInterval_s
+  doorbells_.ring_to_act(dst, config_.service);              // at most one ring per kRingInterval_s
 }
 
 void Runtime::send_control(Rank dst, MsgHeader header, Payload payload) {
@@ -37,8 +37,7 @@ int Runtime::poll_locked(int budget) {
   // inside read_remote.
   int delivered = one_sided_.deliver(budget);
   if (delivered == budget) return delivered;
-  return delivered +
-         transport_.poll([this](const MsgHeader &m, Payload p) { dispatch(m, p); }, budget - delivered);
+  return delivered + transport_.poll([this](const MsgHeader &m, Payload p) { dispatch(m, p); }, budget - delivered);
 }
 
 void Runtime::dispatch(const MsgHeader &m, Payload p) {
@@ -49,22 +48,45 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
       engine_->on_message(m, p);
       cache_.trim();  // a copy may have come in: keep within AGORA_CACHE
       break;
-    case Channel::Lock: locks_->on_message(m, p); break;
-    case Channel::Barrier: barrier_->on_message(m, p); break;
-    case Channel::Reduce: reduce_->on_message(m, p); break;
-    case Channel::Memory: memory_->on_message(m, p); break;
-    case Channel::Thread: threads_->on_message(m, p); break;
-    case Channel::Watch: watch_->on_message(m, p); break;
-    case Channel::ThreadBarrier: thread_barriers_->on_message(m, p); break;
-    case Channel::ThreadReduce: thread_reductions_->on_message(m, p); break;
-    case Channel::Semaphore: semaphores_->on_message(m, p); break;
-    case Channel::Condition: conditions_->on_message(m, p); break;
-    case Channel::Server: servers_.on_message(m, p); break;
+    case Channel::Lock:
+      locks_->on_message(m, p);
+      break;
+    case Channel::Barrier:
+      barrier_->on_message(m, p);
+      break;
+    case Channel::Reduce:
+      reduce_->on_message(m, p);
+      break;
+    case Channel::Memory:
+      memory_->on_message(m, p);
+      break;
+    case Channel::Thread:
+      threads_->on_message(m, p);
+      break;
+    case Channel::Watch:
+      watch_->on_message(m, p);
+      break;
+    case Channel::ThreadBarrier:
+      thread_barriers_->on_message(m, p);
+      break;
+    case Channel::ThreadReduce:
+      thread_reductions_->on_message(m, p);
+      break;
+    case Channel::Semaphore:
+      semaphores_->on_message(m, p);
+      break;
+    case Channel::Condition:
+      conditions_->on_message(m, p);
+      break;
+    case Channel::Server:
+      servers_.on_message(m, p);
+      break;
     case Channel::Gptr: {
       gptr_.on_message(m, p);
       break;
     }
-    default: fatal("message with unknown channel %u from rank %d", (unsigned)m.channel, m.src);
+    default:
+      fatal("message with unknown channel %u from rank %d", (unsigned)m.channel, m.src);
   }
 }
 

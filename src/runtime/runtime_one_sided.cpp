@@ -56,7 +56,7 @@ class Runtime::OneSidedSide final : public OneSidedHost {
     if (landing != FrameSlots::kNone) rt_.cache_.land(first, count, landing);  // replacing_frame adopts its slots
     rt_.engine_->on_remote_read(home, first, count, meta, pages);
     rt_.cache_.end_landing();  // the slots of pages not installed from there
-    rt_.cache_.trim();  // copies came in: keep within AGORA_CACHE
+    rt_.cache_.trim();         // copies came in: keep within AGORA_CACHE
   }
 
  private:

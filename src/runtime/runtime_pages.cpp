@@ -13,7 +13,7 @@ namespace agora {
 void Runtime::set_access(PageId page, Access access) { set_access_run(page, 1, access); }
 
 void Runtime::set_access_run(PageId first, PageId count, Access access) {
-  cache_.note(first, count, access);  // the bounded cache sees copies come and go (cache/copy_cache.cpp)
+  cache_.note(first, count, access);               // the bounded cache sees copies come and go (cache/copy_cache.cpp)
   if (cache_.defer(first, count, access)) return;  // applied in runs by its trim
   protect_run(first, count, access);
 }
@@ -27,8 +27,10 @@ void Runtime::protect_run(PageId first, PageId count, Access access) {
     PageId n = 1;
     while (p + n < first + count && space_->addr_of(p + n) == start + n * page_size()) ++n;
     for (PageId q = p; q < p + n; ++q) observe_access(q, access);
-    if (pooled) cache_.protect_pooled(p, n, access);  // copies in the frame pool are mapped in
-    else protect_view((void *)start, n, access);
+    if (pooled)
+      cache_.protect_pooled(p, n, access);  // copies in the frame pool are mapped in
+    else
+      protect_view((void *)start, n, access);
     p += n;
   }
 }

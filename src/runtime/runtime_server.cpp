@@ -51,18 +51,17 @@ void Runtime::serve_as_memory_server() {
       // On one host a ring is a signal and stays pending until taken; the
       // report's wake-up also bounds the delay of a lost datagram (a remote
       // doorbell across hosts).
-      bool rung = platform::doorbell_wait((uint32_t)(service_timing::kHangWatchReport_s * 1e6),
-                                          doorbells_.remote_fd());
+      bool rung = platform::doorbell_wait((uint32_t)(service_timing::kHangWatchReport_s * 1e6), doorbells_.remote_fd());
       servers_.wakeups().all++;
       if (!rung) servers_.wakeups().idle++;
       g.lock();
     }
   }
-  log_debug("memory server: %llu wake-ups (%llu for the hang watch's report, not rung), %llu polls while a "
-            "reply was in flight; %llu messages in",
-            (unsigned long long)servers_.wakeups().all, (unsigned long long)servers_.wakeups().idle,
-            (unsigned long long)servers_.wakeups().pending_polls,
-            (unsigned long long)messages_in_);
+  log_debug(
+      "memory server: %llu wake-ups (%llu for the hang watch's report, not rung), %llu polls while a "
+      "reply was in flight; %llu messages in",
+      (unsigned long long)servers_.wakeups().all, (unsigned long long)servers_.wakeups().idle,
+      (unsigned long long)servers_.wakeups().pending_polls, (unsigned long long)messages_in_);
   {
     std::lock_guard<std::mutex> g(lock_);
     watch_->stop();

@@ -6,8 +6,8 @@
 
 #include "observe/observe.h"
 #include "runtime/runtime.h"
-#include "runtime/service_timing.h"
 #include "runtime/runtime_internal.h"
+#include "runtime/service_timing.h"
 
 namespace agora {
 
@@ -38,8 +38,8 @@ void Runtime::service_loop() {
     if (block_waits_) {
       // Let threads just woken make the access they waited for (bounded: a
       // thread the scheduler keeps off the cores must not stop the service).
-      for (int i = 0;
-           i < service_timing::kWokenHoldNaps && g_woken_not_resumed.load(std::memory_order_relaxed) > 0; ++i)
+      for (int i = 0; i < service_timing::kWokenHoldNaps && g_woken_not_resumed.load(std::memory_order_relaxed) > 0;
+           ++i)
         platform::sleep_us(service_timing::kWokenHoldNap_us);
     }
     int got = 0;

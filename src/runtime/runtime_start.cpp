@@ -6,9 +6,9 @@
 #include <cstdlib>
 
 #include "common/log.h"
+#include "observe/observe.h"
 #include "runtime/oversubscription.h"
 #include "runtime/program_request.h"
-#include "observe/observe.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_internal.h"
 #include "runtime/service_timing.h"
@@ -54,8 +54,8 @@ Runtime *Runtime::start(int *argc, char ***argv, int *status, const std::functio
 bool Runtime::init(int *argc, char ***argv, std::string *error) {
   // Configuration first: a bad setting must fail before MPI starts.
   if (!config_from_env(&config_, error, protocol_names())) return false;
-  for (auto [name, value] : {std::pair{"AGORA_GPTR_LINE", config_.gptr_line_bytes},
-                             std::pair{"AGORA_GPTR_BLOCK", config_.gptr_block_bytes}})
+  for (auto [name, value] :
+       {std::pair{"AGORA_GPTR_LINE", config_.gptr_line_bytes}, std::pair{"AGORA_GPTR_BLOCK", config_.gptr_block_bytes}})
     if (value & (value - 1)) {
       *error = std::string(name) + "=" + std::to_string(value) + " is not a power of two";
       return false;
@@ -63,8 +63,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   log_set_debug(config_.debug);
   // A doorbell signal the program chose is checked before MPI starts; the
   // default is picked after, once MPI's libraries have taken their signals.
-  if (config_.doorbell_signal && !platform::doorbell_setup((int)config_.doorbell_signal, error))
-    return false;
+  if (config_.doorbell_signal && !platform::doorbell_setup((int)config_.doorbell_signal, error)) return false;
   // Threads that MPI starts are not the application's (the hang watch counts those).
   std::vector<int> threads_before = platform::thread_ids();
   if (!transport_.init(argc, argv, error)) return false;
@@ -99,10 +98,10 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   // This rank's arena is homed here (unless memory servers home it): open in
   // the application view as far as the protocol allows its home pages.
   if (space_->servers() == 0)
-    platform::vm_protect((void *)space_->addr_of(space_->arena_first_page(rank())),
-                         space_->arena_pages() * page, engine_->home_access());
+    platform::vm_protect((void *)space_->addr_of(space_->arena_first_page(rank())), space_->arena_pages() * page,
+                         engine_->home_access());
   if (program_request() && !setup_program_windows(error)) return false;
-  one_sided_.open();  // collective; the service view does not move from here on
+  one_sided_.open();                       // collective; the service view does not move from here on
   store_trace_set_global_memory(*space_);  // what traced stores may record
 
   create_sync_services();
@@ -139,8 +138,8 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
                         std::back_inserter(internal_threads_));
   }
   every_rank_rung_ = block_waits_ && doorbells_.all_by_signal();
-  log_debug("started: protocol %s, %llu bytes of global memory at %p", engine_->name(),
-            (unsigned long long)bytes, (void *)kBase);
+  log_debug("started: protocol %s, %llu bytes of global memory at %p", engine_->name(), (unsigned long long)bytes,
+            (void *)kBase);
   return true;  // start() ends with the start-up barrier
 }
 
@@ -155,8 +154,8 @@ bool Runtime::reserve_global_memory(uint64_t *bytes_out, std::string *error) {
     return false;
   }
   if (!platform::vm_reserve(kBase, bytes, &range_, error)) {
-    *error = "AGORA_MEMORY=" + platform::human_bytes(config_.memory_bytes) +
-             " cannot be mapped: " + *error + "; lower AGORA_MEMORY (--memory)";
+    *error = "AGORA_MEMORY=" + platform::human_bytes(config_.memory_bytes) + " cannot be mapped: " + *error +
+             "; lower AGORA_MEMORY (--memory)";
     return false;
   }
   if (!platform::vm_exclude_from_fork(range_, error)) return false;
@@ -204,8 +203,8 @@ void Runtime::create_sync_services() {
 }
 
 int Runtime::stop() {
-  gptr_.release();    // this rank's global-pointer writes reach their homes
-  finish_threads();  // ends with a barrier
+  gptr_.release();          // this rank's global-pointer writes reach their homes
+  finish_threads();         // ends with a barrier
   fetch_program_windows();  // memory servers: rank 0's copies of the globals become final
   {
     // Nothing can hang from here on; and a watch message sent now could

@@ -22,8 +22,8 @@ bool stats_json_path_usable(const std::string &path, Rank rank, MpiTransport &tr
   std::string reason;
   bool usable = transport.broadcast_from_root(rank != 0 || platform::file_writable(path, &reason));
   if (usable) return true;
-  *error = "AGORA_STATS_JSON=" + path + " cannot be written" +
-           (rank == 0 ? ": " + reason : std::string(" (see rank 0)"));
+  *error =
+      "AGORA_STATS_JSON=" + path + " cannot be written" + (rank == 0 ? ": " + reason : std::string(" (see rank 0)"));
   return false;
 }
 

@@ -13,28 +13,31 @@ namespace agora {
 
 Rank Runtime::manager_of_key(uint64_t key) const {
   // Memory servers manage no sync object: an address's page picks a compute rank.
-  if (space_->contains(key) && space_->servers() > 0)
-    return (Rank)(space_->page_of(key) % (uint64_t)compute_nranks());
+  if (space_->contains(key) && space_->servers() > 0) return (Rank)(space_->page_of(key) % (uint64_t)compute_nranks());
   if (space_->contains(key)) return space_->home_of(space_->page_of(key));
   return (Rank)(key % (uint64_t)compute_nranks());
 }
 
 int Runtime::thread_barrier_wait(uint64_t object, uint32_t count) {
   if (count > (uint64_t)thread_slots()) {
-    log_error("agora_thread_barrier_wait(%p): count %u can never be met: at most %d threads run at "
-              "once (%d ranks x %d threads per rank); raise --threads-per-rank / "
-              "AGORA_THREADS_PER_RANK or use more ranks",
-              (void *)object, count, thread_slots(), compute_nranks(), (int)config_.threads_per_rank);
+    log_error(
+        "agora_thread_barrier_wait(%p): count %u can never be met: at most %d threads run at "
+        "once (%d ranks x %d threads per rank); raise --threads-per-rank / "
+        "AGORA_THREADS_PER_RANK or use more ranks",
+        (void *)object, count, thread_slots(), compute_nranks(), (int)config_.threads_per_rank);
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   // Patient, like the waits for a condition and a semaphore: the wait
   // lasts as long as the slowest thread computes, and a waiter that kept
   // polling would take a core from the threads it waits for.
   WaitNote note{WaitKind::ThreadBarrier, object, count};
-  return timed_sync(note, [&](Waiter *w) {
-    thread_barriers_->wait(object, count, w);
-    return AGORA_OK;
-  }, true);
+  return timed_sync(
+      note,
+      [&](Waiter *w) {
+        thread_barriers_->wait(object, count, w);
+        return AGORA_OK;
+      },
+      true);
 }
 
 int Runtime::cond_wait(uint64_t object, uint64_t lock_id, double deadline) {
@@ -56,10 +59,13 @@ int Runtime::cond_wait(uint64_t object, uint64_t lock_id, double deadline) {
     // Untimed, or the deadline passed: withdraw, then wait for the answer
     // (the cancel's, or a wake that was already on its way).
     WaitNote note{WaitKind::Condition, object};
-    noted_wait(note, woken, [&] {
-      if (deadline >= 0) conditions_->cancel(object, &woken);
-      return AGORA_OK;
-    }, true);
+    noted_wait(
+        note, woken,
+        [&] {
+          if (deadline >= 0) conditions_->cancel(object, &woken);
+          return AGORA_OK;
+        },
+        true);
   }
   int relocked = lock(lock_id);
   return relocked ? relocked : woken.status;
@@ -79,8 +85,8 @@ int Runtime::sem_init(uint64_t object, uint64_t value) {
 }
 
 int Runtime::sem_wait(uint64_t object, bool try_only) {
-  return sync_op(WaitKind::Semaphore, object, [&](Waiter *w) { semaphores_->wait(object, try_only, w); },
-                 !try_only);
+  return sync_op(
+      WaitKind::Semaphore, object, [&](Waiter *w) { semaphores_->wait(object, try_only, w); }, !try_only);
 }
 
 int Runtime::sem_post(uint64_t object) {

@@ -6,8 +6,8 @@
 #include "common/log.h"
 #include "observe/observe.h"
 #include "runtime/runtime.h"
-#include "runtime/service_timing.h"
 #include "runtime/runtime_internal.h"
+#include "runtime/service_timing.h"
 
 namespace agora {
 
@@ -59,10 +59,11 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
     return AGORA_OK;
   });
   if (refused) {
-    log_error("agora_thread_create: this rank already has %zu threads it placed and has not joined, "
-              "as many as there are slots (%d ranks x %d threads per rank); join some first, or "
-              "raise the slots with --threads-per-rank / AGORA_THREADS_PER_RANK or more ranks",
-              live, compute_nranks(), (int)config_.threads_per_rank);
+    log_error(
+        "agora_thread_create: this rank already has %zu threads it placed and has not joined, "
+        "as many as there are slots (%d ranks x %d threads per rank); join some first, or "
+        "raise the slots with --threads-per-rank / AGORA_THREADS_PER_RANK or more ranks",
+        live, compute_nranks(), (int)config_.threads_per_rank);
     return refused;
   }
   if (op.w.status != AGORA_OK) {
@@ -84,8 +85,7 @@ int Runtime::start_thread(uint64_t id, Payload fn, uint64_t arg) {
   std::string module((const char *)fn.data + sizeof offset, fn.size - sizeof offset), error;
   void *code = platform::code_ref_to_address(module, offset, &error);
   if (!code) {
-    log_error("agora_thread_create: cannot find the thread's function on this rank: %s",
-              error.c_str());
+    log_error("agora_thread_create: cannot find the thread's function on this rank: %s", error.c_str());
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   reap_os_threads();
@@ -112,8 +112,7 @@ void Runtime::run_thread(uint64_t id, void *(*fn)(void *), void *arg) {
   tl_thread_id = id;
   observe_name_thread("agora thread", (int64_t)id);
   bool exited = false;
-  void *ret = run_body(fn, arg, "agora thread " + std::to_string(id) + " on rank " + std::to_string(rank()),
-                       &exited);
+  void *ret = run_body(fn, arg, "agora thread " + std::to_string(id) + " on rank " + std::to_string(rank()), &exited);
   {
     std::lock_guard<std::mutex> g(lock_);
     threads_->exited(id, (uint64_t)(uintptr_t)ret);
@@ -122,16 +121,18 @@ void Runtime::run_thread(uint64_t id, void *(*fn)(void *), void *arg) {
 
 int Runtime::thread_join(Rank where, uint64_t id, void **ret) {
   if (id != 0 && where == tl_thread_rank && id == tl_thread_id) {
-    log_error("agora_thread_join: a thread cannot join itself (rank %d, id %llu)", where,
-              (unsigned long long)id);
+    log_error("agora_thread_join: a thread cannot join itself (rank %d, id %llu)", where, (unsigned long long)id);
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   ThreadJoinOp op;
   WaitNote note{WaitKind::ThreadJoin, (uint64_t)where, id};
-  noted_wait(note, op.w, [&] {
-    threads_->join(where, id, &op);
-    return 0;
-  }, true);
+  noted_wait(
+      note, op.w,
+      [&] {
+        threads_->join(where, id, &op);
+        return 0;
+      },
+      true);
   if (op.w.status != AGORA_OK) {
     const char *why = op.error == JoinError::AlreadyJoined ? "was already joined"
                       : op.error == JoinError::BeingJoined ? "is already being joined by another thread"

@@ -3,8 +3,8 @@
 // a deadline; and the noted waits every API operation uses, which the hang
 // watch sees and the statistics time.
 #include "runtime/runtime.h"
-#include "runtime/service_timing.h"
 #include "runtime/runtime_internal.h"
+#include "runtime/service_timing.h"
 
 namespace agora {
 
@@ -84,14 +84,12 @@ bool Runtime::wait_until(Waiter &w, double deadline) {
       lock_.unlock();
     }
     if (!got)
-      platform::sleep_us(block_waits_ ? service_timing::kTimedWaitNapBlock_us
-                                      : service_timing::kTimedWaitNapSpin_us);
+      platform::sleep_us(block_waits_ ? service_timing::kTimedWaitNapBlock_us : service_timing::kTimedWaitNapSpin_us);
   }
   return true;
 }
 
-int Runtime::noted_wait(WaitNote &note, Waiter &w, const std::function<int()> &start, bool patient,
-                        double *time_sum) {
+int Runtime::noted_wait(WaitNote &note, Waiter &w, const std::function<int()> &start, bool patient, double *time_sum) {
   double t0 = platform::now_seconds();
   {
     std::lock_guard<std::mutex> g(lock_);
@@ -107,16 +105,19 @@ int Runtime::noted_wait(WaitNote &note, Waiter &w, const std::function<int()> &s
 
 int Runtime::timed_sync(WaitNote &note, const std::function<int(Waiter *)> &start, bool patient) {
   Waiter w;
-  return noted_wait(note, w, [&] { return start(&w); }, patient, &stats_.sync_time_s);
+  return noted_wait(
+      note, w, [&] { return start(&w); }, patient, &stats_.sync_time_s);
 }
 
-int Runtime::sync_op(WaitKind kind, uint64_t object, const std::function<void(Waiter *)> &start,
-                     bool patient) {
+int Runtime::sync_op(WaitKind kind, uint64_t object, const std::function<void(Waiter *)> &start, bool patient) {
   WaitNote note{kind, object};
-  return timed_sync(note, [&](Waiter *w) {
-    start(w);
-    return AGORA_OK;
-  }, patient);
+  return timed_sync(
+      note,
+      [&](Waiter *w) {
+        start(w);
+        return AGORA_OK;
+      },
+      patient);
 }
 
 }  // namespace agora

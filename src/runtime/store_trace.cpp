@@ -166,8 +166,7 @@ void store_trace_record(const void *addr, uint32_t size) { on_store(addr, size);
 size_t store_trace_pending() { return t_trace.ranges.size(); }
 
 bool store_ranges_to_pages(const std::vector<TracedRange> &in, size_t page_size,
-                           const std::function<PageId(uintptr_t)> &page_of,
-                           std::vector<StoreRange> *out) {
+                           const std::function<PageId(uintptr_t)> &page_of, std::vector<StoreRange> *out) {
   if (page_size == 0) return false;
   for (const TracedRange &r : in)
     if (r.first + r.second < r.first) return false;
@@ -215,7 +214,5 @@ __attribute__((weak)) void __sanitizer_cov_8bit_counters_init(char *, char *) {}
 __attribute__((weak)) void __sanitizer_cov_bool_flag_init(char *, char *) {}
 __attribute__((weak)) void __sanitizer_cov_pcs_init(const uintptr_t *, const uintptr_t *) {}
 
-void agora_store_trace_mark_instrumented(void) {
-  agora::g_instrumented.store(true, std::memory_order_relaxed);
-}
+void agora_store_trace_mark_instrumented(void) { agora::g_instrumented.store(true, std::memory_order_relaxed); }
 }

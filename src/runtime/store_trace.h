@@ -66,8 +66,7 @@ bool store_trace_active();
 // page_of maps an address to its page id. Returns false (out unchanged) if
 // page_size is 0 or a range wraps the address space.
 bool store_ranges_to_pages(const std::vector<TracedRange> &in, size_t page_size,
-                           const std::function<PageId(uintptr_t)> &page_of,
-                           std::vector<StoreRange> *out);
+                           const std::function<PageId(uintptr_t)> &page_of, std::vector<StoreRange> *out);
 // The same for the global range alone: page = (addr - base) / page_size.
 bool store_ranges_to_pages(const std::vector<TracedRange> &in, uintptr_t base, size_t page_size,
                            std::vector<StoreRange> *out);

@@ -22,8 +22,10 @@ class SimFaultyEngine final : public ProtocolEngine {
   Access home_access() const override { return inner_.home_access(); }
   bool carries_consistency() const override { return inner_.carries_consistency(); }
   void release(std::function<void()> published) override {
-    if (fault_ == Fault::ReleasePublishesNothing) published();
-    else inner_.release(std::move(published));
+    if (fault_ == Fault::ReleasePublishesNothing)
+      published();
+    else
+      inner_.release(std::move(published));
   }
   void acquirer_view(std::vector<std::byte> *out) override { inner_.acquirer_view(out); }
   void release_info(Payload view, std::vector<std::byte> *out) override { inner_.release_info(view, out); }

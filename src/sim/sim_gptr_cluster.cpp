@@ -20,8 +20,9 @@ SimGptrCluster::SimGptrCluster(const SimGptrOptions &options) : rng_(options.see
 
 bool SimGptrCluster::deliver_one() {
   return network_.deliver_one([this](Rank dst, const MsgHeader &m, Payload p) {
-    if (trace_) std::printf("  msg %u %d->%d a=%llu b=%llx c=%llx size %zu\n", m.op, m.src, dst, (unsigned long long)m.a,
-                            (unsigned long long)m.b, (unsigned long long)m.c, p.size);
+    if (trace_)
+      std::printf("  msg %u %d->%d a=%llu b=%llx c=%llx size %zu\n", m.op, m.src, dst, (unsigned long long)m.a,
+                  (unsigned long long)m.b, (unsigned long long)m.c, p.size);
     nodes_[dst]->engine->on_message(m, p);
   });
 }

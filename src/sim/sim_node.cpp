@@ -10,8 +10,13 @@
 namespace agora {
 
 SimNode::SimNode(SimCluster &cluster, Rank rank)
-    : cluster_(cluster), options_(cluster.options()), rank_(rank), locks_(*this), barrier_(*this),
-      reduce_(*this), thread_barriers_(*this, [this](uint64_t object) { return manager_of(object); }),
+    : cluster_(cluster),
+      options_(cluster.options()),
+      rank_(rank),
+      locks_(*this),
+      barrier_(*this),
+      reduce_(*this),
+      thread_barriers_(*this, [this](uint64_t object) { return manager_of(object); }),
       semaphores_(*this, [this](uint64_t object) { return manager_of(object); }),
       conditions_(*this, [this](uint64_t object) { return manager_of(object); }),
       thread_reductions_(*this, [this](uint64_t object) { return manager_of(object); }),
@@ -51,8 +56,7 @@ SimNode::SimNode(SimCluster &cluster, Rank rank)
     started_.push_back({id, std::vector<std::byte>(fn.data, fn.data + fn.size), arg});
     return 0;
   });
-  if (o.arena_pages)
-    arena_.emplace(o.arena_first(rank) * o.page_size, o.arena_pages * o.page_size, o.page_size);
+  if (o.arena_pages) arena_.emplace(o.arena_first(rank) * o.page_size, o.arena_pages * o.page_size, o.page_size);
   MemoryService::Hooks hooks;
   hooks.free_local = [this](uint64_t offset) { return free_local(offset); };
   hooks.placed_opened = [this](const CollectiveRun &run) { placed_opened(run); };
@@ -109,9 +113,7 @@ void SimNode::set_access(PageId page, Access access) {
   view_[page] = (uint8_t)access;
 }
 
-void SimNode::move_frame(PageId page) {
-  std::memset(frame(page), SimOptions::kMovedByte ^ moves_++, page_size());
-}
+void SimNode::move_frame(PageId page) { std::memset(frame(page), SimOptions::kMovedByte ^ moves_++, page_size()); }
 
 void SimNode::replacing_frame(PageId page) {
   if (!options_.frames_move || home_of(page) == rank_ || access(page) != Access::None) return;
@@ -125,8 +127,10 @@ void SimNode::take_unused_frames() {
   std::vector<PageId> kept;
   for (PageId page : closed_copies_) {
     if (access(page) != Access::None || home_of(page) == rank_) continue;  // open again, or homed here now
-    if (engine_->frame_in_use(page)) kept.push_back(page);  // asked again next time
-    else move_frame(page);
+    if (engine_->frame_in_use(page))
+      kept.push_back(page);  // asked again next time
+    else
+      move_frame(page);
   }
   closed_copies_.swap(kept);
 }
@@ -146,8 +150,7 @@ void SimNode::trim_cache() {
     evict(victim);
   }
   engine_->end_evictions();
-  if (cache_.bounded())
-    stats_.cache_resident_peak = std::max<uint64_t>(stats_.cache_resident_peak, cache_.resident());
+  if (cache_.bounded()) stats_.cache_resident_peak = std::max<uint64_t>(stats_.cache_resident_peak, cache_.resident());
 }
 
 bool SimNode::evict_random(uint64_t pick) {
@@ -179,16 +182,18 @@ void SimNode::placed_closed(PageId first, PageId count) {
   CollectiveRun removed;
   if (!placed_.remove(first, &removed))
     fatal("simulator: node %d has no placed run at page %llu to drop", rank_, (unsigned long long)first);
-  reset_view(first, count);  // closed: no live run
+  reset_view(first, count);                           // closed: no live run
   std::memset(frame(first), 0, count * page_size());  // as vm_discard zeroes them
 }
 
 int SimNode::free_local(uint64_t offset) {
   if (!arena_) fatal("simulator: a free at node %d, which has no arena", rank_);
   switch (arena_->release(offset)) {
-    case ArenaAllocator::FreeResult::Ok: return 0;
+    case ArenaAllocator::FreeResult::Ok:
+      return 0;
     case ArenaAllocator::FreeResult::InsideBlock:  // not the start of an allocation
-    default: return -5;                            // or not allocated (double free?)
+    default:
+      return -5;  // or not allocated (double free?)
   }
 }
 
@@ -207,18 +212,41 @@ void SimNode::send_control(Rank dst, MsgHeader header, Payload payload) {
 void SimNode::deliver(const MsgHeader &m, Payload p) {
   if (m.channel != Channel::Watch) messages_in_++;
   switch (m.channel) {
-    case Channel::Protocol: engine_->on_message(m, p); break;
-    case Channel::Lock: locks_.on_message(m, p); break;
-    case Channel::Barrier: barrier_.on_message(m, p); break;
-    case Channel::Reduce: reduce_.on_message(m, p); break;
-    case Channel::Memory: memory_->on_message(m, p); break;
-    case Channel::Thread: threads_->on_message(m, p); break;
-    case Channel::Watch: watch_.on_message(m, p); break;
-    case Channel::ThreadBarrier: thread_barriers_.on_message(m, p); break;
-    case Channel::ThreadReduce: thread_reductions_.on_message(m, p); break;
-    case Channel::Semaphore: semaphores_.on_message(m, p); break;
-    case Channel::Condition: conditions_.on_message(m, p); break;
-    default: fatal("simulator: message on unknown channel %u from node %d", (unsigned)m.channel, m.src);
+    case Channel::Protocol:
+      engine_->on_message(m, p);
+      break;
+    case Channel::Lock:
+      locks_.on_message(m, p);
+      break;
+    case Channel::Barrier:
+      barrier_.on_message(m, p);
+      break;
+    case Channel::Reduce:
+      reduce_.on_message(m, p);
+      break;
+    case Channel::Memory:
+      memory_->on_message(m, p);
+      break;
+    case Channel::Thread:
+      threads_->on_message(m, p);
+      break;
+    case Channel::Watch:
+      watch_.on_message(m, p);
+      break;
+    case Channel::ThreadBarrier:
+      thread_barriers_.on_message(m, p);
+      break;
+    case Channel::ThreadReduce:
+      thread_reductions_.on_message(m, p);
+      break;
+    case Channel::Semaphore:
+      semaphores_.on_message(m, p);
+      break;
+    case Channel::Condition:
+      conditions_.on_message(m, p);
+      break;
+    default:
+      fatal("simulator: message on unknown channel %u from node %d", (unsigned)m.channel, m.src);
   }
 }
 
@@ -227,8 +255,8 @@ bool SimNode::sole_application_thread() const { return options_.application_thre
 void SimNode::track_home_writes(PageId first, PageId count) {
   if (!options_.track_home_writes) fatal("simulator: node %d asked to track writes it does not track", rank_);
   if (first > tracked_.size() || count > tracked_.size() - first)
-    fatal("simulator: node %d asked to track pages %llu..+%llu past its memory", rank_,
-          (unsigned long long)first, (unsigned long long)count);
+    fatal("simulator: node %d asked to track pages %llu..+%llu past its memory", rank_, (unsigned long long)first,
+          (unsigned long long)count);
   std::fill(tracked_.begin() + first, tracked_.begin() + first + count, 1);
 }
 
@@ -245,9 +273,7 @@ void SimNode::collect_home_writes(std::vector<PageId> *written) {
   written_list_.clear();
 }
 
-std::byte *SimNode::home_meta() {
-  return options_.one_sided ? reinterpret_cast<std::byte *>(meta_.data()) : nullptr;
-}
+std::byte *SimNode::home_meta() { return options_.one_sided ? reinterpret_cast<std::byte *>(meta_.data()) : nullptr; }
 
 void SimNode::mark_shared(PageId page) {
   if (!marked_[page]) {

@@ -16,8 +16,10 @@ int BarrierService::arrive(Waiter *w, uint64_t tag) {
   round_ = 0;
   started_ = false;
   waiter_ = w;
-  if (carries_consistency()) engine_->barrier_arrive(epoch_, [this] { start_rounds(); });
-  else start_rounds();
+  if (carries_consistency())
+    engine_->barrier_arrive(epoch_, [this] { start_rounds(); });
+  else
+    start_rounds();
   return AGORA_OK;
 }
 

@@ -6,12 +6,18 @@ namespace agora {
 
 const char *collective_name(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::Barrier: return "agora_barrier";
-    case CollectiveKind::Reduce: return "agora_reduce";
-    case CollectiveKind::Alloc: return "agora_alloc";
-    case CollectiveKind::Finalize: return "agora_finalize";
-    case CollectiveKind::GptrAlloc: return "agora_gptr_alloc";
-    default: return "no collective call";
+    case CollectiveKind::Barrier:
+      return "agora_barrier";
+    case CollectiveKind::Reduce:
+      return "agora_reduce";
+    case CollectiveKind::Alloc:
+      return "agora_alloc";
+    case CollectiveKind::Finalize:
+      return "agora_finalize";
+    case CollectiveKind::GptrAlloc:
+      return "agora_gptr_alloc";
+    default:
+      return "no collective call";
   }
 }
 
@@ -45,10 +51,11 @@ void CollectiveLedger::mismatch(uint64_t sequence, CollectiveKind mine, Rank fro
     hint = " (it reached agora_finalize while this rank's call can no longer complete)";
   else if (mine == CollectiveKind::Finalize)
     hint = " (this rank reached agora_finalize while that call can no longer complete)";
-  fatal("collective calls do not match: this rank's collective call #%llu is %s, rank %d's is %s%s. "
-        "Every rank must make the same collective calls (agora_alloc, agora_barrier, agora_reduce, "
-        "agora_finalize) in the same order",
-        (unsigned long long)sequence, collective_name(mine), from, collective_name(theirs), hint);
+  fatal(
+      "collective calls do not match: this rank's collective call #%llu is %s, rank %d's is %s%s. "
+      "Every rank must make the same collective calls (agora_alloc, agora_barrier, agora_reduce, "
+      "agora_finalize) in the same order",
+      (unsigned long long)sequence, collective_name(mine), from, collective_name(theirs), hint);
 }
 
 }  // namespace agora

@@ -8,10 +8,12 @@
 namespace agora {
 
 void ConditionService::to(Rank rank, Op op, uint64_t object, uint64_t b, uint64_t c) {
-  if (rank == host_.rank()) manage(op, object, b, c, rank);
+  if (rank == host_.rank())
+    manage(op, object, b, c, rank);
   else if (op == kEnqueue || op == kCancel || op == kSignal)
     host_.send_request(rank, {Channel::Condition, op, 0, object, b, c});
-  else host_.send(rank, {Channel::Condition, op, 0, object, b, c});
+  else
+    host_.send(rank, {Channel::Condition, op, 0, object, b, c});
 }
 
 void ConditionService::enqueue(uint64_t object, Waiter *woken, Waiter *queued) {
@@ -58,8 +60,12 @@ void ConditionService::manage(Op op, uint64_t object, uint64_t b, uint64_t c, Ra
       for (const Sleeper &s : woken) wake(s, AGORA_OK);
       return;
     }
-    case kQueued: reinterpret_cast<Waiter *>(b)->complete(AGORA_OK); return;
-    case kWake: reinterpret_cast<Waiter *>(b)->complete((int)c); return;
+    case kQueued:
+      reinterpret_cast<Waiter *>(b)->complete(AGORA_OK);
+      return;
+    case kWake:
+      reinterpret_cast<Waiter *>(b)->complete((int)c);
+      return;
   }
 }
 
@@ -69,8 +75,8 @@ std::string ConditionService::describe_contention() const {
   std::string out;
   for (const auto &[object, q] : waiting_) {
     char line[160];
-    std::snprintf(line, sizeof line, "condition variable at %p (managed here): %zu threads wait\n",
-                  (void *)object, q.size());
+    std::snprintf(line, sizeof line, "condition variable at %p (managed here): %zu threads wait\n", (void *)object,
+                  q.size());
     out += line;
   }
   return out;

@@ -20,8 +20,7 @@ namespace agora {
 class ConditionService {
  public:
   using ManagerOf = std::function<Rank(uint64_t object)>;
-  ConditionService(ComponentHost &host, ManagerOf manager_of)
-      : host_(host), manager_of_(std::move(manager_of)) {}
+  ConditionService(ComponentHost &host, ManagerOf manager_of) : host_(host), manager_of_(std::move(manager_of)) {}
 
   // Enqueues a waiter: completes *queued once it is in the queue, and later
   // *woken with 0 (signalled) or 3 (AGORA_TIMEDOUT, after cancel()).

@@ -60,7 +60,8 @@ void HangWatch::tick(double now) {
   if (now - last_report_ >= options_.period) {
     last_report_ = now;
     RankState mine = snapshot_();
-    if (watcher) heard_[0] = {true, now, mine};
+    if (watcher)
+      heard_[0] = {true, now, mine};
     else {
       send_state(0, kReport, 0, mine);
       warn_silent_watcher(now, mine);
@@ -77,7 +78,9 @@ void HangWatch::on_message(const MsgHeader &m, Payload p) {
       heard_[m.src] = {true, now_, decode(p, m)};
       host_.send_control(m.src, {Channel::Watch, kAck, 0, 0, 0, 0});
       break;
-    case kAck: last_ack_ = now_; break;
+    case kAck:
+      last_ack_ = now_;
+      break;
     case kProbe:
       last_ack_ = now_;
       send_state(m.src, kProbeReply, m.a, snapshot_());
@@ -85,8 +88,7 @@ void HangWatch::on_message(const MsgHeader &m, Payload p) {
     case kProbeReply:
       if (wave_ == 0 || m.a != probe_id_) break;  // an abandoned wave's
       replies_[m.src] = {true, now_, decode(p, m)};
-      if (std::all_of(replies_.begin(), replies_.end(), [](const Heard &h) { return h.ever; }))
-        wave_complete(now_);
+      if (std::all_of(replies_.begin(), replies_.end(), [](const Heard &h) { return h.ever; })) wave_complete(now_);
       break;
   }
 }
@@ -118,8 +120,7 @@ void HangWatch::start_wave(double now) {
 }
 
 void HangWatch::wave_complete(double now) {
-  bool all_blocked =
-      std::all_of(replies_.begin(), replies_.end(), [](const Heard &h) { return h.state.blocked; });
+  bool all_blocked = std::all_of(replies_.begin(), replies_.end(), [](const Heard &h) { return h.state.blocked; });
   if (!all_blocked) {
     wave_ = 0;
     last_probe_end_ = now;
@@ -146,8 +147,9 @@ void HangWatch::wave_complete(double now) {
   if (!unchanged || sent != received) return;
   std::string report;
   for (Rank r = 0; r < host_.nranks(); ++r) report += indent(r, replies_[r].state.waits);
-  log_error("deadlock: every rank is blocked inside Agora and no message is in flight, so no rank "
-            "can ever continue. Where each rank waits:");
+  log_error(
+      "deadlock: every rank is blocked inside Agora and no message is in flight, so no rank "
+      "can ever continue. Where each rank waits:");
   print_lines(report);
   fatal("deadlock detected; the job ends");
 }
@@ -162,15 +164,15 @@ void HangWatch::warn_long_waits(double now) {
     double silent = now - (h.ever ? h.at : started_);  // never heard: since the watch started
     if (silent >= options_.warn_after) {
       away = std::max(away, silent);
-      culprits += "  rank " + std::to_string(r) + " has not been heard from for " +
-                  std::to_string((int)silent) + " s (stopped, or its process cannot run)\n";
+      culprits += "  rank " + std::to_string(r) + " has not been heard from for " + std::to_string((int)silent) +
+                  " s (stopped, or its process cannot run)\n";
       continue;
     }
     if (h.state.waited_s > 0) {
       waited = std::max(waited, h.state.waited_s);
       std::string first = h.state.waits.substr(0, h.state.waits.find('\n'));
-      waiters += "  rank " + std::to_string(r) + " has waited " + std::to_string((int)h.state.waited_s) +
-                 " s in " + first + "\n";
+      waiters += "  rank " + std::to_string(r) + " has waited " + std::to_string((int)h.state.waited_s) + " s in " +
+                 first + "\n";
     } else if (h.state.outside_s >= options_.warn_after) {
       away = std::max(away, h.state.outside_s);
       culprits += "  rank " + std::to_string(r) + " has been outside Agora (no thread waiting in it) for " +
@@ -183,17 +185,17 @@ void HangWatch::warn_long_waits(double now) {
     return;
   }
   if (options_.timeout > 0 && stuck >= options_.timeout) {
-    log_error("ranks wait inside Agora for ranks that do not come (AGORA_HANG_TIMEOUT=%g s):",
-              options_.timeout);
+    log_error("ranks wait inside Agora for ranks that do not come (AGORA_HANG_TIMEOUT=%g s):", options_.timeout);
     print_lines(waiters + culprits);
     fatal("no progress for %d s; the job ends", (int)stuck);
   }
   double next = warned_level_ == 0 ? options_.warn_after : warned_level_ * 2;
   if (stuck < next) return;
   warned_level_ = next;
-  log_error("warning: ranks have waited inside Agora for %d s while others stay away (a long "
-            "computation, or a stopped or stuck rank?):",
-            (int)stuck);
+  log_error(
+      "warning: ranks have waited inside Agora for %d s while others stay away (a long "
+      "computation, or a stopped or stuck rank?):",
+      (int)stuck);
   print_lines(waiters + culprits);
 }
 
@@ -205,15 +207,17 @@ void HangWatch::warn_silent_watcher(double now, const RankState &mine) {
     return;
   }
   if (options_.timeout > 0 && stuck >= options_.timeout)
-    fatal("rank 0, which watches for hangs, has not answered for %d s while this rank waits in %s; "
-          "the job ends (AGORA_HANG_TIMEOUT)",
-          (int)silent, mine.waits.substr(0, mine.waits.find('\n')).c_str());
+    fatal(
+        "rank 0, which watches for hangs, has not answered for %d s while this rank waits in %s; "
+        "the job ends (AGORA_HANG_TIMEOUT)",
+        (int)silent, mine.waits.substr(0, mine.waits.find('\n')).c_str());
   double next = silent_warned_ == 0 ? options_.warn_after : silent_warned_ * 2;
   if (stuck < next) return;
   silent_warned_ = next;
-  log_error("warning: rank 0 has not answered for %d s (stopped, or it cannot run) while this rank "
-            "waits in %s",
-            (int)silent, mine.waits.substr(0, mine.waits.find('\n')).c_str());
+  log_error(
+      "warning: rank 0 has not answered for %d s (stopped, or it cannot run) while this rank "
+      "waits in %s",
+      (int)silent, mine.waits.substr(0, mine.waits.find('\n')).c_str());
 }
 
 }  // namespace agora

@@ -37,18 +37,18 @@ namespace agora {
 // One rank's state, as its host sees it.
 struct RankState {
   bool blocked = false;
-  double waited_s = 0;     // longest current wait inside Agora (0: none)
-  double outside_s = 0;    // no thread has waited inside Agora for this long (0: one waits)
+  double waited_s = 0;              // longest current wait inside Agora (0: none)
+  double outside_s = 0;             // no thread has waited inside Agora for this long (0: one waits)
   uint64_t sent = 0, received = 0;  // messages, watch messages excluded
-  std::string waits;       // where its threads wait and on whom, one line each
+  std::string waits;                // where its threads wait and on whom, one line each
 };
 
 class HangWatch {
  public:
   struct Options {
-    double period = 0.5;       // seconds between reports
-    double warn_after = 60;    // AGORA_HANG_WARN
-    double timeout = 0;        // AGORA_HANG_TIMEOUT (0: never end the job for a long wait)
+    double period = 0.5;     // seconds between reports
+    double warn_after = 60;  // AGORA_HANG_WARN
+    double timeout = 0;      // AGORA_HANG_TIMEOUT (0: never end the job for a long wait)
   };
   using Snapshot = std::function<RankState()>;
 
@@ -81,19 +81,19 @@ class HangWatch {
   Snapshot snapshot_;
   bool stopped_ = false;
   double last_report_ = -1e9;
-  double started_ = -1;         // the first tick (-1: not yet)
-  double last_ack_ = -1;        // when the watcher last answered (-1: not yet)
-  double silent_warned_ = 0;    // watcher-silence warning threshold reached so far
+  double started_ = -1;       // the first tick (-1: not yet)
+  double last_ack_ = -1;      // when the watcher last answered (-1: not yet)
+  double silent_warned_ = 0;  // watcher-silence warning threshold reached so far
 
   // Watcher (rank 0) only.
   std::vector<Heard> heard_;
   double now_ = 0;
   uint64_t probe_id_ = 0;
-  int wave_ = 0;                // 0: not probing, 1 or 2
+  int wave_ = 0;  // 0: not probing, 1 or 2
   double wave_started_ = 0, last_probe_end_ = -1e9;
   std::vector<Heard> replies_;  // this wave's
   std::vector<RankState> first_wave_;
-  double warned_level_ = 0;     // long-wait warning threshold reached so far
+  double warned_level_ = 0;  // long-wait warning threshold reached so far
 };
 
 }  // namespace agora

@@ -24,8 +24,10 @@ int LockService::acquire(uint64_t lock, uint64_t thread, Waiter *w, bool try_onl
                          {r.view.data(), r.view.size()});
     }
   };
-  if (engine_) engine_->span_begin(lock, std::move(request));
-  else request();
+  if (engine_)
+    engine_->span_begin(lock, std::move(request));
+  else
+    request();
   return AGORA_OK;
 }
 
@@ -47,8 +49,10 @@ int LockService::destroy(uint64_t lock, Waiter *w) {
   if (holder_thread_.count(lock)) return AGORA_ERR_MISUSE;
   uint64_t token = (uint64_t)(uintptr_t)w;
   Rank mgr = manager_of(lock);
-  if (mgr == host_.rank()) manager_destroy(lock, host_.rank(), token, false);
-  else host_.send_request(mgr, {Channel::Lock, kDestroy, 0, lock, token, 0});
+  if (mgr == host_.rank())
+    manager_destroy(lock, host_.rank(), token, false);
+  else
+    host_.send_request(mgr, {Channel::Lock, kDestroy, 0, lock, token, 0});
   return AGORA_OK;
 }
 
@@ -62,30 +66,47 @@ void LockService::manager_destroy(uint64_t lock, Rank from, uint64_t token, bool
       host_.send_request(l.holder, {Channel::Lock, kHolderQuery, 0, lock, token, (uint64_t)from});
       return;
     }
-    if (l.held || !l.queue.empty()) status = AGORA_ERR_MISUSE;
-    else managed_.erase(it);
+    if (l.held || !l.queue.empty())
+      status = AGORA_ERR_MISUSE;
+    else
+      managed_.erase(it);
   }
-  if (from == host_.rank()) reinterpret_cast<Waiter *>(token)->complete(status);
-  else host_.send(from, {Channel::Lock, kDestroyed, 0, lock, token, (uint64_t)(int64_t)status});
+  if (from == host_.rank())
+    reinterpret_cast<Waiter *>(token)->complete(status);
+  else
+    host_.send(from, {Channel::Lock, kDestroyed, 0, lock, token, (uint64_t)(int64_t)status});
 }
 
 void LockService::on_message(const MsgHeader &m, Payload p) {
   switch (m.op) {
     case kRequest:
     case kTryRequest:
-      manager_request(m.a, {m.src, m.b, std::vector<std::byte>(p.data, p.data + p.size)}, m.c,
-                      m.op == kTryRequest);
+      manager_request(m.a, {m.src, m.b, std::vector<std::byte>(p.data, p.data + p.size)}, m.c, m.op == kTryRequest);
       break;
-    case kBusy: busy_here(m.b); break;
-    case kRelease: manager_release(m.a, m.src); break;
-    case kGrant: granted_here(m.a, m.b, p); break;
+    case kBusy:
+      busy_here(m.b);
+      break;
+    case kRelease:
+      manager_release(m.a, m.src);
+      break;
+    case kGrant:
+      granted_here(m.a, m.b, p);
+      break;
     case kHandOff:
       hand_off(m.a, {(Rank)m.c, m.b, std::vector<std::byte>(p.data, p.data + p.size)});
       break;
-    case kDestroy: manager_destroy(m.a, m.src, m.b, false); break;
-    case kHolderQuery: host_.send(m.src, {Channel::Lock, kHolderAnswer, 0, m.a, m.b, m.c}); break;
-    case kHolderAnswer: manager_destroy(m.a, (Rank)m.c, m.b, true); break;
-    case kDestroyed: reinterpret_cast<Waiter *>(m.b)->complete((int)(int64_t)m.c); break;
+    case kDestroy:
+      manager_destroy(m.a, m.src, m.b, false);
+      break;
+    case kHolderQuery:
+      host_.send(m.src, {Channel::Lock, kHolderAnswer, 0, m.a, m.b, m.c});
+      break;
+    case kHolderAnswer:
+      manager_destroy(m.a, (Rank)m.c, m.b, true);
+      break;
+    case kDestroyed:
+      reinterpret_cast<Waiter *>(m.b)->complete((int)(int64_t)m.c);
+      break;
   }
 }
 
@@ -102,7 +123,8 @@ void LockService::check_signature(uint64_t lock, Managed &l, Rank from, uint64_t
     l.signature = signature;
     l.signer = from;
   } else if (l.signature != signature) {
-    fatal("lock %" PRIu64 " is not the same lock on rank %d and rank %d: they created their locks "
+    fatal("lock %" PRIu64
+          " is not the same lock on rank %d and rank %d: they created their locks "
           "differently (a different number of agora_lock_create / agora_lock_array_create calls or "
           "sizes before it). Creating locks is collective: every rank must create the same locks in "
           "the same order",
@@ -114,8 +136,10 @@ void LockService::manager_request(uint64_t lock, Requester r, uint64_t signature
   Managed &l = managed_[lock];
   check_signature(lock, l, r.rank, signature);
   if (l.held && try_only) {
-    if (r.rank == host_.rank()) busy_here(r.token);
-    else host_.send(r.rank, {Channel::Lock, kBusy, 0, lock, r.token, 0});
+    if (r.rank == host_.rank())
+      busy_here(r.token);
+    else
+      host_.send(r.rank, {Channel::Lock, kBusy, 0, lock, r.token, 0});
     return;
   }
   if (l.held) {
@@ -174,8 +198,8 @@ std::string LockService::describe_contention() const {
   std::string out;
   for (const auto &[lock, l] : managed_) {
     if (!l.held || l.queue.empty()) continue;
-    out += "lock " + std::to_string(lock) + " (managed here) is held by rank " + std::to_string(l.holder) +
-           "; waiting:";
+    out +=
+        "lock " + std::to_string(lock) + " (managed here) is held by rank " + std::to_string(l.holder) + "; waiting:";
     for (const auto &r : l.queue) out += " rank " + std::to_string(r.rank);
     out += "\n";
   }

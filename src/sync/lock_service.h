@@ -69,19 +69,25 @@ class LockService {
   int destroy(uint64_t lock, Waiter *w);
   void on_message(const MsgHeader &m, Payload p);
 
-  Rank manager_of(uint64_t lock) const {
-    return managers_ ? managers_(lock) : (Rank)(lock % (uint64_t)host_.nranks());
-  }
+  Rank manager_of(uint64_t lock) const { return managers_ ? managers_(lock) : (Rank)(lock % (uint64_t)host_.nranks()); }
 
  private:
   enum Op : uint16_t {
-    kRequest = 1, kGrant = 2, kRelease = 3, kHandOff = 4, kTryRequest = 5, kBusy = 6,
-    kDestroy = 7, kDestroyed = 8, kHolderQuery = 9, kHolderAnswer = 10
+    kRequest = 1,
+    kGrant = 2,
+    kRelease = 3,
+    kHandOff = 4,
+    kTryRequest = 5,
+    kBusy = 6,
+    kDestroy = 7,
+    kDestroyed = 8,
+    kHolderQuery = 9,
+    kHolderAnswer = 10
   };
   struct Requester {
     Rank rank;
-    uint64_t token;                // the requester's Waiter, opaque to the manager
-    std::vector<std::byte> view;   // the acquirer's view, for the protocol
+    uint64_t token;               // the requester's Waiter, opaque to the manager
+    std::vector<std::byte> view;  // the acquirer's view, for the protocol
   };
   struct Managed {
     bool held = false;

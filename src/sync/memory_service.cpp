@@ -11,20 +11,18 @@ namespace {
 // Channel::Memory's ops. The runtime and the simulator both host this
 // service, so this is the one definition of the format.
 enum MemoryOp : uint16_t {
-  kFreeRequest = 1,   // caller -> owner: a = arena offset, b = token (Waiter)
-  kFreeReply = 2,     // owner -> caller: a = offset, b = token, c = status
-  kPlacedAlloc = 3,   // caller -> 0: a = pages, b = token, c = placement | rank << 8
-  kPlacedFree = 4,    // caller -> 0: a = first page, b = token
-  kPlacedOpen = 5,    // 0 -> every rank: a = first, b = count, c = placement | rank << 8;
-                      //   payload = u64 broadcast id, then the engine floor (u32 each)
-  kPlacedClose = 6,   // 0 -> every rank: a = first, b = count, c = broadcast id
-  kPlacedAck = 7,     // rank -> 0: a = broadcast id; payload = that rank's floor (close)
-  kPlacedReply = 8,   // 0 -> caller: a = first page, b = token, c = status, payload = u64 free pages
+  kFreeRequest = 1,  // caller -> owner: a = arena offset, b = token (Waiter)
+  kFreeReply = 2,    // owner -> caller: a = offset, b = token, c = status
+  kPlacedAlloc = 3,  // caller -> 0: a = pages, b = token, c = placement | rank << 8
+  kPlacedFree = 4,   // caller -> 0: a = first page, b = token
+  kPlacedOpen = 5,   // 0 -> every rank: a = first, b = count, c = placement | rank << 8;
+                     //   payload = u64 broadcast id, then the engine floor (u32 each)
+  kPlacedClose = 6,  // 0 -> every rank: a = first, b = count, c = broadcast id
+  kPlacedAck = 7,    // rank -> 0: a = broadcast id; payload = that rank's floor (close)
+  kPlacedReply = 8,  // 0 -> caller: a = first page, b = token, c = status, payload = u64 free pages
 };
 
-uint64_t pack_placement(Placement placement, Rank rank) {
-  return (uint64_t)placement | (uint64_t)(uint32_t)rank << 8;
-}
+uint64_t pack_placement(Placement placement, Rank rank) { return (uint64_t)placement | (uint64_t)(uint32_t)rank << 8; }
 CollectiveRun unpack_run(uint64_t first, uint64_t count, uint64_t packed) {
   return {first, count, (Placement)(packed & 0xff), (Rank)(uint32_t)(packed >> 8)};
 }
@@ -50,7 +48,8 @@ void MemoryService::free_remote(Rank owner, uint64_t offset, Waiter *w) {
 
 void MemoryService::placed_alloc(uint64_t pages, Placement placement, Rank on_rank, PlacedRequest *req) {
   uint64_t token = (uint64_t)(uintptr_t)req;
-  if (host_.rank() == 0) sequence_alloc(0, token, pages, placement, on_rank);
+  if (host_.rank() == 0)
+    sequence_alloc(0, token, pages, placement, on_rank);
   else
     host_.send_request(0, {Channel::Memory, kPlacedAlloc, 0, pages, token, pack_placement(placement, on_rank)});
 }
@@ -62,15 +61,16 @@ void MemoryService::placed_free(PageId first, PlacedRequest *req) {
   // or already handed out again.
   uint64_t token = (uint64_t)(uintptr_t)req;
   engine_.release([this, token, first] {
-    if (host_.rank() == 0) sequence_free(0, token, first);
-    else host_.send_request(0, {Channel::Memory, kPlacedFree, 0, first, token, 0});
+    if (host_.rank() == 0)
+      sequence_free(0, token, first);
+    else
+      host_.send_request(0, {Channel::Memory, kPlacedFree, 0, first, token, 0});
   });
 }
 
 // ---- rank 0: the sequencer --------------------------------------------------------
 
-void MemoryService::sequence_alloc(Rank requester, uint64_t token, uint64_t pages, Placement placement,
-                                   Rank on_rank) {
+void MemoryService::sequence_alloc(Rank requester, uint64_t token, uint64_t pages, Placement placement, Rank on_rank) {
   PageId first = placed_->pages.allocate(pages);
   if (first == UINT64_MAX) {
     reply(requester, token, kNoMemory, 0, placed_->pages.pages_free());
@@ -107,8 +107,7 @@ void MemoryService::sequence_free(Rank requester, uint64_t token, PageId first) 
   b.requester = requester;
   b.token = token;
   b.acks_left = host_.nranks();  // rank 0's own part counts as one
-  for (Rank r = 1; r < host_.nranks(); ++r)
-    host_.send_request(r, {Channel::Memory, kPlacedClose, 0, first, count, id});
+  for (Rank r = 1; r < host_.nranks(); ++r) host_.send_request(r, {Channel::Memory, kPlacedClose, 0, first, count, id});
   close(first, count, &b.floor);
   acknowledged(id, {});
 }
@@ -171,13 +170,17 @@ void MemoryService::on_message(const MsgHeader &m, Payload p) {
       host_.send(m.src, {Channel::Memory, kFreeReply, 0, m.a, m.b, (uint64_t)(int64_t)status});
       break;
     }
-    case kFreeReply: reinterpret_cast<Waiter *>(m.b)->complete((int)(int64_t)m.c); break;
+    case kFreeReply:
+      reinterpret_cast<Waiter *>(m.b)->complete((int)(int64_t)m.c);
+      break;
     case kPlacedAlloc:
-      if (!placed_) fatal("placed memory: allocation request from rank %d at rank %d (not the sequencer)", m.src, host_.rank());
+      if (!placed_)
+        fatal("placed memory: allocation request from rank %d at rank %d (not the sequencer)", m.src, host_.rank());
       sequence_alloc(m.src, m.b, m.a, (Placement)(m.c & 0xff), (Rank)(uint32_t)(m.c >> 8));
       break;
     case kPlacedFree:
-      if (!placed_) fatal("placed memory: free request from rank %d at rank %d (not the sequencer)", m.src, host_.rank());
+      if (!placed_)
+        fatal("placed memory: free request from rank %d at rank %d (not the sequencer)", m.src, host_.rank());
       sequence_free(m.src, m.b, m.a);
       break;
     case kPlacedOpen: {
@@ -198,7 +201,8 @@ void MemoryService::on_message(const MsgHeader &m, Payload p) {
       break;
     }
     case kPlacedAck:
-      if (!placed_) fatal("placed memory: acknowledgement from rank %d at rank %d (not the sequencer)", m.src, host_.rank());
+      if (!placed_)
+        fatal("placed memory: acknowledgement from rank %d at rank %d (not the sequencer)", m.src, host_.rank());
       acknowledged(m.a, p);
       break;
     case kPlacedReply: {
@@ -208,7 +212,8 @@ void MemoryService::on_message(const MsgHeader &m, Payload p) {
       req->w.complete((int)(int64_t)m.c);
       break;
     }
-    default: fatal("memory message with unknown op %u from rank %d", (unsigned)m.op, m.src);
+    default:
+      fatal("memory message with unknown op %u from rank %d", (unsigned)m.op, m.src);
   }
 }
 

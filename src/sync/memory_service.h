@@ -51,8 +51,7 @@ class MemoryService {
   };
 
   // placed_first, placed_pages: the placed region, which rank 0 sequences.
-  MemoryService(ComponentHost &host, ProtocolEngine &engine, Hooks hooks, PageId placed_first,
-                PageId placed_pages);
+  MemoryService(ComponentHost &host, ProtocolEngine &engine, Hooks hooks, PageId placed_first, PageId placed_pages);
 
   // Frees the block at `offset` of `owner`'s arena (owner is another rank);
   // completes w with 0 or the owner's status.

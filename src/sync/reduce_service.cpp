@@ -13,9 +13,15 @@ template <typename T>
 void combine(T *acc, const T *in, size_t n, ReduceOp op) {
   for (size_t i = 0; i < n; ++i) {
     switch (op) {
-      case ReduceOp::Sum: acc[i] += in[i]; break;
-      case ReduceOp::Min: acc[i] = std::min(acc[i], in[i]); break;
-      case ReduceOp::Max: acc[i] = std::max(acc[i], in[i]); break;
+      case ReduceOp::Sum:
+        acc[i] += in[i];
+        break;
+      case ReduceOp::Min:
+        acc[i] = std::min(acc[i], in[i]);
+        break;
+      case ReduceOp::Max:
+        acc[i] = std::max(acc[i], in[i]);
+        break;
     }
   }
 }
@@ -50,8 +56,10 @@ int ReduceService::start(void *data, size_t count, ReduceType type, ReduceOp op,
 
 void ReduceService::on_message(const MsgHeader &m, Payload p) {
   if (ledger_) ledger_->observe(m.src, m.c);
-  if (m.op == kContribute) root_add(m.a, m.src, m.b, p);
-  else deliver(p);
+  if (m.op == kContribute)
+    root_add(m.a, m.src, m.b, p);
+  else
+    deliver(p);
 }
 
 void ReduceService::check_shapes(const std::vector<Contribution> &slots) const {
@@ -59,10 +67,11 @@ void ReduceService::check_shapes(const std::vector<Contribution> &slots) const {
     uint64_t a = slots[0].shape, b = slots[r].shape;
     if (a == b && slots[r].data.size() == count_ * 8) continue;
     uint64_t mask = (1ull << 56) - 1;
-    fatal("agora_reduce is collective: ranks passed different arguments (rank 0: %llu x %s %s, "
-          "rank %d: %llu x %s %s)",
-          (unsigned long long)(a & mask), type_name(a >> 56 & 15), op_name(a >> 60), r,
-          (unsigned long long)(b & mask), type_name(b >> 56 & 15), op_name(b >> 60));
+    fatal(
+        "agora_reduce is collective: ranks passed different arguments (rank 0: %llu x %s %s, "
+        "rank %d: %llu x %s %s)",
+        (unsigned long long)(a & mask), type_name(a >> 56 & 15), op_name(a >> 60), r, (unsigned long long)(b & mask),
+        type_name(b >> 56 & 15), op_name(b >> 60));
   }
 }
 
@@ -84,8 +93,7 @@ void ReduceService::root_add(uint64_t epoch, Rank from, uint64_t shape, Payload 
   contributions_.erase(epoch);
   received_.erase(epoch);
   Payload result{acc.data(), acc.size()};
-  for (Rank r = 1; r < host_.nranks(); ++r)
-    host_.send(r, {Channel::Reduce, kResult, 0, epoch, count_, tag_}, result);
+  for (Rank r = 1; r < host_.nranks(); ++r) host_.send(r, {Channel::Reduce, kResult, 0, epoch, count_, tag_}, result);
   deliver(result);
 }
 

@@ -34,14 +34,14 @@ void SemaphoreService::get_value(uint64_t object, int64_t *value, Waiter *w) {
   request(object, kGetValue, 0, token);
 }
 
-void SemaphoreService::destroy(uint64_t object, Waiter *w) {
-  request(object, kDestroy, 0, (uint64_t)(uintptr_t)w);
-}
+void SemaphoreService::destroy(uint64_t object, Waiter *w) { request(object, kDestroy, 0, (uint64_t)(uintptr_t)w); }
 
 void SemaphoreService::request(uint64_t object, Op op, uint64_t arg, uint64_t token, Payload info) {
   Rank mgr = manager_of(object);
-  if (mgr == host_.rank()) manage(op, object, arg, {host_.rank(), token}, info);
-  else host_.send_request(mgr, {Channel::Semaphore, op, 0, object, token, arg}, info);
+  if (mgr == host_.rank())
+    manage(op, object, arg, {host_.rank(), token}, info);
+  else
+    host_.send_request(mgr, {Channel::Semaphore, op, 0, object, token, arg}, info);
 }
 
 void SemaphoreService::on_message(const MsgHeader &m, Payload p) {
@@ -90,7 +90,9 @@ void SemaphoreService::manage(Op op, uint64_t object, uint64_t arg, Requester r,
         grant(s, next);
       }
       return;
-    case kGetValue: reply(r, AGORA_OK, s.value); return;
+    case kGetValue:
+      reply(r, AGORA_OK, s.value);
+      return;
     case kDestroy:
       if (!s.waiting.empty()) {
         reply(r, AGORA_BUSY, 0);
@@ -99,7 +101,8 @@ void SemaphoreService::manage(Op op, uint64_t object, uint64_t arg, Requester r,
       sems_.erase(object);
       reply(r, AGORA_OK, 0);
       return;
-    case kReply: return;
+    case kReply:
+      return;
   }
 }
 
@@ -110,13 +113,14 @@ void SemaphoreService::grant(Sem &s, Requester r) {
 }
 
 void SemaphoreService::reply(Requester r, int64_t status, uint64_t result, Payload infos) {
-  if (r.rank == host_.rank()) replied_here(r.token, status, result, infos);
-  else host_.send(r.rank, {Channel::Semaphore, kReply, 0, (uint64_t)status, r.token, result}, infos);
+  if (r.rank == host_.rank())
+    replied_here(r.token, status, result, infos);
+  else
+    host_.send(r.rank, {Channel::Semaphore, kReply, 0, (uint64_t)status, r.token, result}, infos);
 }
 
 void SemaphoreService::replied_here(uint64_t token, int64_t status, uint64_t result, Payload infos) {
-  if (acquiring_.erase(token) && status == AGORA_OK && carries_consistency() &&
-      !ReleaseBundles::apply(*engine_, infos))
+  if (acquiring_.erase(token) && status == AGORA_OK && carries_consistency() && !ReleaseBundles::apply(*engine_, infos))
     fatal("semaphore: malformed release information");
   auto out = value_out_.find(token);
   if (out != value_out_.end()) {
@@ -131,8 +135,8 @@ std::string SemaphoreService::describe_contention() const {
   for (const auto &[object, s] : sems_) {
     if (s.waiting.empty()) continue;
     char line[160];
-    std::snprintf(line, sizeof line, "semaphore at %p (managed here): count 0, %zu threads wait\n",
-                  (void *)object, s.waiting.size());
+    std::snprintf(line, sizeof line, "semaphore at %p (managed here): count 0, %zu threads wait\n", (void *)object,
+                  s.waiting.size());
     out += line;
   }
   return out;

@@ -23,8 +23,7 @@ class SemaphoreService {
   using ManagerOf = std::function<Rank(uint64_t object)>;
   static constexpr uint64_t kMaxValue = 0x7fffffff;  // SEM_VALUE_MAX
 
-  SemaphoreService(ComponentHost &host, ManagerOf manager_of)
-      : host_(host), manager_of_(std::move(manager_of)) {}
+  SemaphoreService(ComponentHost &host, ManagerOf manager_of) : host_(host), manager_of_(std::move(manager_of)) {}
   void attach(ProtocolEngine *engine) { engine_ = engine; }
 
   // Each completes *w with a status: AGORA_OK, AGORA_BUSY (trywait with
@@ -60,9 +59,9 @@ class SemaphoreService {
   ComponentHost &host_;
   ManagerOf manager_of_;
   ProtocolEngine *engine_ = nullptr;
-  std::unordered_map<uint64_t, Sem> sems_;                // managed here
-  std::unordered_map<uint64_t, int64_t *> value_out_;     // get_value token -> where to store
-  std::unordered_map<uint64_t, bool> acquiring_;          // wait tokens (apply infos on grant)
+  std::unordered_map<uint64_t, Sem> sems_;             // managed here
+  std::unordered_map<uint64_t, int64_t *> value_out_;  // get_value token -> where to store
+  std::unordered_map<uint64_t, bool> acquiring_;       // wait tokens (apply infos on grant)
 };
 
 }  // namespace agora

@@ -23,15 +23,18 @@ void ThreadBarrierService::send_arrival(uint64_t object, uint32_t count, uint64_
   if (mgr == host_.rank()) {
     manager_arrive(object, count, {host_.rank(), token}, {info.data(), info.size()});
   } else {
-    host_.send_request(mgr, {Channel::ThreadBarrier, kArrive, 0, object, token, count},
-                       {info.data(), info.size()});
+    host_.send_request(mgr, {Channel::ThreadBarrier, kArrive, 0, object, token, count}, {info.data(), info.size()});
   }
 }
 
 void ThreadBarrierService::on_message(const MsgHeader &m, Payload p) {
   switch (m.op) {
-    case kArrive: manager_arrive(m.a, (uint32_t)m.c, {m.src, m.b}, p); break;
-    case kDepart: departed_here(m.b, (int)m.c, p); break;
+    case kArrive:
+      manager_arrive(m.a, (uint32_t)m.c, {m.src, m.b}, p);
+      break;
+    case kDepart:
+      departed_here(m.b, (int)m.c, p);
+      break;
   }
 }
 
@@ -41,10 +44,11 @@ void ThreadBarrierService::manager_arrive(uint64_t object, uint32_t count, Arriv
     r.count = count;
     r.first_rank = a.rank;
   } else if (r.count != count) {
-    fatal("thread barrier at %p: waiters of one round passed different counts (%u from a thread "
-          "on rank %d, %u from a thread on rank %d); every waiter of a round must pass the same "
-          "count",
-          (void *)object, r.count, r.first_rank, count, a.rank);
+    fatal(
+        "thread barrier at %p: waiters of one round passed different counts (%u from a thread "
+        "on rank %d, %u from a thread on rank %d); every waiter of a round must pass the same "
+        "count",
+        (void *)object, r.count, r.first_rank, count, a.rank);
   }
   r.arrived.push_back(a);
   r.infos.keep(a.rank, info);
@@ -56,9 +60,11 @@ void ThreadBarrierService::manager_arrive(uint64_t object, uint32_t count, Arriv
     int status = i + 1 == done.arrived.size() ? AGORA_BARRIER_SERIAL : AGORA_OK;  // the last arriver
     std::vector<std::byte> infos;
     done.infos.encode_for(to.rank, &infos);
-    if (to.rank == host_.rank()) departed_here(to.token, status, {infos.data(), infos.size()});
-    else host_.send(to.rank, {Channel::ThreadBarrier, kDepart, 0, object, to.token, (uint64_t)status},
-                    {infos.data(), infos.size()});
+    if (to.rank == host_.rank())
+      departed_here(to.token, status, {infos.data(), infos.size()});
+    else
+      host_.send(to.rank, {Channel::ThreadBarrier, kDepart, 0, object, to.token, (uint64_t)status},
+                 {infos.data(), infos.size()});
   }
 }
 
@@ -72,8 +78,8 @@ std::string ThreadBarrierService::describe_contention() const {
   std::string out;
   for (const auto &[object, r] : rounds_) {
     char line[160];
-    std::snprintf(line, sizeof line, "thread barrier at %p (managed here): %zu of %u threads arrived\n",
-                  (void *)object, r.arrived.size(), r.count);
+    std::snprintf(line, sizeof line, "thread barrier at %p (managed here): %zu of %u threads arrived\n", (void *)object,
+                  r.arrived.size(), r.count);
     out += line;
   }
   return out;

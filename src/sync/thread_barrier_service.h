@@ -26,8 +26,7 @@ namespace agora {
 class ThreadBarrierService {
  public:
   using ManagerOf = std::function<Rank(uint64_t object)>;
-  ThreadBarrierService(ComponentHost &host, ManagerOf manager_of)
-      : host_(host), manager_of_(std::move(manager_of)) {}
+  ThreadBarrierService(ComponentHost &host, ManagerOf manager_of) : host_(host), manager_of_(std::move(manager_of)) {}
   void attach(ProtocolEngine *engine) { engine_ = engine; }
 
   // Arrives at barrier `object` of `count` threads; completes *w with 0, or

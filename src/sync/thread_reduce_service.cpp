@@ -21,7 +21,7 @@ void combine(std::byte *acc_bytes, const std::byte *in_bytes, size_t n, ReduceTy
       std::memcpy(&a, acc_bytes + i * 8, 8);
       std::memcpy(&b, in_bytes + i * 8, 8);
       // Sums wrap (two's complement) rather than overflow into undefined behaviour.
-      int64_t r = op == ReduceOp::Sum ? (int64_t)((uint64_t)a + (uint64_t)b)
+      int64_t r = op == ReduceOp::Sum   ? (int64_t)((uint64_t)a + (uint64_t)b)
                   : op == ReduceOp::Min ? std::min(a, b)
                                         : std::max(a, b);
       std::memcpy(acc_bytes + i * 8, &r, 8);
@@ -47,13 +47,20 @@ ThreadReduceService::Shape ThreadReduceService::decode(uint64_t bits) {
 
 std::string ThreadReduceService::describe(Shape s) {
   char type[16], op[16];
-  if (s.type == ReduceType::Int64) std::snprintf(type, sizeof type, "int64");
-  else if (s.type == ReduceType::Double) std::snprintf(type, sizeof type, "double");
-  else std::snprintf(type, sizeof type, "type %u", (unsigned)s.type);
-  if (s.op == ReduceOp::Sum) std::snprintf(op, sizeof op, "sum");
-  else if (s.op == ReduceOp::Min) std::snprintf(op, sizeof op, "min");
-  else if (s.op == ReduceOp::Max) std::snprintf(op, sizeof op, "max");
-  else std::snprintf(op, sizeof op, "op %u", (unsigned)s.op);
+  if (s.type == ReduceType::Int64)
+    std::snprintf(type, sizeof type, "int64");
+  else if (s.type == ReduceType::Double)
+    std::snprintf(type, sizeof type, "double");
+  else
+    std::snprintf(type, sizeof type, "type %u", (unsigned)s.type);
+  if (s.op == ReduceOp::Sum)
+    std::snprintf(op, sizeof op, "sum");
+  else if (s.op == ReduceOp::Min)
+    std::snprintf(op, sizeof op, "min");
+  else if (s.op == ReduceOp::Max)
+    std::snprintf(op, sizeof op, "max");
+  else
+    std::snprintf(op, sizeof op, "op %u", (unsigned)s.op);
   char line[96];
   std::snprintf(line, sizeof line, "%llu x %s %s", (unsigned long long)s.n, type, op);
   return line;
@@ -63,14 +70,14 @@ void ThreadReduceService::init(uint64_t object, uint32_t count, Waiter *w) {
   request(object, kInit, count, (uint64_t)(uintptr_t)w);
 }
 
-void ThreadReduceService::destroy(uint64_t object, Waiter *w) {
-  request(object, kDestroy, 0, (uint64_t)(uintptr_t)w);
-}
+void ThreadReduceService::destroy(uint64_t object, Waiter *w) { request(object, kDestroy, 0, (uint64_t)(uintptr_t)w); }
 
 void ThreadReduceService::request(uint64_t object, Op op, uint64_t arg, uint64_t token) {
   Rank mgr = manager_of(object);
-  if (mgr == host_.rank()) manage(op, object, arg, mgr, token);
-  else host_.send_request(mgr, {Channel::ThreadReduce, op, 0, object, token, arg});
+  if (mgr == host_.rank())
+    manage(op, object, arg, mgr, token);
+  else
+    host_.send_request(mgr, {Channel::ThreadReduce, op, 0, object, token, arg});
 }
 
 void ThreadReduceService::reduce(uint64_t object, uint64_t thread_id, Shape shape, void *data, Waiter *w) {
@@ -94,20 +101,25 @@ void ThreadReduceService::reduce(uint64_t object, uint64_t thread_id, Shape shap
 void ThreadReduceService::on_message(const MsgHeader &m, Payload p) {
   switch (m.op) {
     case kInit:
-    case kDestroy: manage((Op)m.op, m.a, m.c, m.src, m.b); break;
+    case kDestroy:
+      manage((Op)m.op, m.a, m.c, m.src, m.b);
+      break;
     case kContribute: {
       Shape shape = decode(m.c);
       size_t bytes = shape.valid ? shape.n * 8 : 0;
       if (p.size != 8 + bytes || (shape.valid && shape.n > kMaxElements))
-        fatal("thread reduction at %p: malformed contribution from rank %d (%zu bytes for %s)", (void *)m.a,
-              m.src, p.size, describe(shape).c_str());
+        fatal("thread reduction at %p: malformed contribution from rank %d (%zu bytes for %s)", (void *)m.a, m.src,
+              p.size, describe(shape).c_str());
       Contribution c{m.src, m.b, 0, shape, std::vector<std::byte>(p.data + 8, p.data + p.size)};
       std::memcpy(&c.thread_id, p.data, 8);
       contribute(m.a, std::move(c));
       break;
     }
-    case kReply: replied_here(m.b, (int)(int64_t)m.c, p); break;
-    default: fatal("thread reduction: unknown operation %u from rank %d", (unsigned)m.op, m.src);
+    case kReply:
+      replied_here(m.b, (int)(int64_t)m.c, p);
+      break;
+    default:
+      fatal("thread reduction: unknown operation %u from rank %d", (unsigned)m.op, m.src);
   }
 }
 
@@ -117,8 +129,8 @@ void ThreadReduceService::manage(Op op, uint64_t object, uint64_t arg, Rank from
   if (!r.round.empty()) {
     // Re-initialising or destroying under a team's feet would strand it.
     status = op == kInit ? AGORA_ERR_INVALID_ARGUMENT : AGORA_BUSY;
-    log_error("%s(%p): %zu of %u threads are in a reduction round on it", op == kInit ?
-              "agora_thread_reduction_init" : "agora_thread_reduction_destroy", (void *)object,
+    log_error("%s(%p): %zu of %u threads are in a reduction round on it",
+              op == kInit ? "agora_thread_reduction_init" : "agora_thread_reduction_destroy", (void *)object,
               r.round.size(), r.count);
   } else if (op == kInit) {
     r.count = (uint32_t)arg;
@@ -131,8 +143,10 @@ void ThreadReduceService::manage(Op op, uint64_t object, uint64_t arg, Rank from
 void ThreadReduceService::contribute(uint64_t object, Contribution c) {
   auto it = reductions_.find(object);
   if (it == reductions_.end() || it->second.count == 0) {
-    log_error("agora_thread_reduce(%p): not initialised (call agora_thread_reduction_init first, "
-              "once, with the team size)", (void *)object);
+    log_error(
+        "agora_thread_reduce(%p): not initialised (call agora_thread_reduction_init first, "
+        "once, with the team size)",
+        (void *)object);
     reply(c.rank, c.token, AGORA_ERR_INVALID_ARGUMENT);
     return;
   }
@@ -147,20 +161,22 @@ void ThreadReduceService::contribute(uint64_t object, Contribution c) {
 int ThreadReduceService::check_round(uint64_t object, const std::vector<Contribution> &round) const {
   for (const Contribution &c : round) {
     if (c.shape.valid) continue;
-    log_error("agora_thread_reduce(reduction at %p): the thread 0x%llx on rank %d passed bad arguments "
-              "(%s; at most %zu elements of int64 or double, op sum, min or max); every participant of "
-              "this round gets AGORA_ERR_INVALID_ARGUMENT",
-              (void *)object, (unsigned long long)c.thread_id, c.rank, describe(c.shape).c_str(), kMaxElements);
+    log_error(
+        "agora_thread_reduce(reduction at %p): the thread 0x%llx on rank %d passed bad arguments "
+        "(%s; at most %zu elements of int64 or double, op sum, min or max); every participant of "
+        "this round gets AGORA_ERR_INVALID_ARGUMENT",
+        (void *)object, (unsigned long long)c.thread_id, c.rank, describe(c.shape).c_str(), kMaxElements);
     return AGORA_ERR_INVALID_ARGUMENT;
   }
   const Contribution &first = round.front();
   for (const Contribution &c : round) {
     if (c.shape == first.shape) continue;
-    log_error("agora_thread_reduce(reduction at %p): threads of one round passed different arguments "
-              "(thread 0x%llx on rank %d: %s; thread 0x%llx on rank %d: %s); every participant must pass "
-              "the same count, type and op; each of the %zu gets AGORA_ERR_MISUSE",
-              (void *)object, (unsigned long long)first.thread_id, first.rank, describe(first.shape).c_str(),
-              (unsigned long long)c.thread_id, c.rank, describe(c.shape).c_str(), round.size());
+    log_error(
+        "agora_thread_reduce(reduction at %p): threads of one round passed different arguments "
+        "(thread 0x%llx on rank %d: %s; thread 0x%llx on rank %d: %s); every participant must pass "
+        "the same count, type and op; each of the %zu gets AGORA_ERR_MISUSE",
+        (void *)object, (unsigned long long)first.thread_id, first.rank, describe(first.shape).c_str(),
+        (unsigned long long)c.thread_id, c.rank, describe(c.shape).c_str(), round.size());
     return AGORA_ERR_MISUSE;
   }
   return AGORA_OK;
@@ -185,8 +201,10 @@ void ThreadReduceService::complete_round(uint64_t object, std::vector<Contributi
 }
 
 void ThreadReduceService::reply(Rank to, uint64_t token, int status, Payload result) {
-  if (to == host_.rank()) replied_here(token, status, result);
-  else host_.send(to, {Channel::ThreadReduce, kReply, 0, 0, token, (uint64_t)(int64_t)status}, result);
+  if (to == host_.rank())
+    replied_here(token, status, result);
+  else
+    host_.send(to, {Channel::ThreadReduce, kReply, 0, 0, token, (uint64_t)(int64_t)status}, result);
 }
 
 void ThreadReduceService::replied_here(uint64_t token, int status, Payload result) {

@@ -39,13 +39,10 @@ class ThreadReduceService {
     ReduceType type = ReduceType::Int64;
     ReduceOp op = ReduceOp::Sum;
     bool valid = true;
-    bool operator==(const Shape &o) const {
-      return n == o.n && type == o.type && op == o.op && valid == o.valid;
-    }
+    bool operator==(const Shape &o) const { return n == o.n && type == o.type && op == o.op && valid == o.valid; }
   };
 
-  ThreadReduceService(ComponentHost &host, ManagerOf manager_of)
-      : host_(host), manager_of_(std::move(manager_of)) {}
+  ThreadReduceService(ComponentHost &host, ManagerOf manager_of) : host_(host), manager_of_(std::move(manager_of)) {}
 
   // Every call completes *w with a status. init: AGORA_OK, or
   // AGORA_ERR_INVALID_ARGUMENT while a round is under way. destroy: AGORA_OK,

@@ -19,8 +19,7 @@ void ThreadService::create(Rank target, Payload fn, uint64_t arg, ThreadCreateOp
     std::vector<std::byte> info;  // stays empty under a protocol without sync hooks (sc)
     engine_.release_info({}, &info);
     payload.insert(payload.end(), info.begin(), info.end());
-    host_.send_request(target, {Channel::Thread, kCreate, 0, arg, token, fn_size},
-                       {payload.data(), payload.size()});
+    host_.send_request(target, {Channel::Thread, kCreate, 0, arg, token, fn_size}, {payload.data(), payload.size()});
   };
   engine_.release(send);  // sc: sends at once
 }
@@ -41,8 +40,10 @@ int ThreadService::start_here(Payload fn, uint64_t arg, uint64_t *id) {
 
 void ThreadService::join(Rank rank, uint64_t id, ThreadJoinOp *op) {
   Joiner j{host_.rank(), (uint64_t)(uintptr_t)op};
-  if (rank == host_.rank()) join_here(id, j);
-  else host_.send_request(rank, {Channel::Thread, kJoin, 0, id, j.token, 0});
+  if (rank == host_.rank())
+    join_here(id, j);
+  else
+    host_.send_request(rank, {Channel::Thread, kJoin, 0, id, j.token, 0});
 }
 
 void ThreadService::join_here(uint64_t id, Joiner j) {
@@ -90,8 +91,7 @@ void ThreadService::reply_join(Joiner j, JoinError error, uint64_t ret, Payload 
   }
 }
 
-void ThreadService::joined(uint64_t token, JoinError error, uint64_t ret, Payload info,
-                           bool remote) {
+void ThreadService::joined(uint64_t token, JoinError error, uint64_t ret, Payload info, bool remote) {
   if (remote && error == JoinError::None) engine_.acquire(info);
   auto *op = reinterpret_cast<ThreadJoinOp *>(token);
   op->ret = ret;
@@ -115,8 +115,12 @@ void ThreadService::on_message(const MsgHeader &m, Payload p) {
       op->w.complete((int)(int64_t)m.c);
       break;
     }
-    case kJoin: join_here(m.a, {m.src, m.b}); break;
-    case kJoined: joined(m.b, (JoinError)m.c, m.a, p, true); break;
+    case kJoin:
+      join_here(m.a, {m.src, m.b});
+      break;
+    case kJoined:
+      joined(m.b, (JoinError)m.c, m.a, p, true);
+      break;
   }
 }
 

@@ -13,8 +13,17 @@
 namespace agora {
 
 enum class Channel : uint16_t {
-  Protocol = 1, Lock = 2, Barrier = 3, Reduce = 4, Memory = 5, Thread = 6, Watch = 7,
-  ThreadBarrier = 8, Semaphore = 9, Condition = 10, ThreadReduce = 11,
+  Protocol = 1,
+  Lock = 2,
+  Barrier = 3,
+  Reduce = 4,
+  Memory = 5,
+  Thread = 6,
+  Watch = 7,
+  ThreadBarrier = 8,
+  Semaphore = 9,
+  Condition = 10,
+  ThreadReduce = 11,
   Gptr = 12,
   Server = 20  // memory servers (src/runtime/runtime_server.cpp)
 };
@@ -91,14 +100,10 @@ class ComponentHost {
   // A message that asks dst to act now (serve a page, invalidate, manage a
   // lock) while dst's threads may be computing: the host may also wake
   // dst's service. Replies to a thread that is already waiting use send().
-  virtual void send_request(Rank dst, MsgHeader header, Payload payload = {}) {
-    send(dst, header, payload);
-  }
+  virtual void send_request(Rank dst, MsgHeader header, Payload payload = {}) { send(dst, header, payload); }
   // A message about the job rather than of it (the hang watch): kept out of
   // the statistics and of the message counts the hang watch compares.
-  virtual void send_control(Rank dst, MsgHeader header, Payload payload = {}) {
-    send(dst, header, payload);
-  }
+  virtual void send_control(Rank dst, MsgHeader header, Payload payload = {}) { send(dst, header, payload); }
   virtual Stats &stats() = 0;
 };
 

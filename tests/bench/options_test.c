@@ -6,12 +6,12 @@
 
 static int failures;
 
-#define CHECK(cond)                                                                     \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);    \
-            failures++;                                                                 \
-        }                                                                               \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                                   \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 struct vars {
@@ -57,15 +57,15 @@ static int parse(const char *first, ...)
 static int unchanged(void) { return memcmp(&v, &defaults, sizeof v) == 0; }
 
 /* A usage error whose message contains `want`, with no variable changed. */
-#define CHECK_ERROR(want, ...)                                                          \
-    do {                                                                                \
-        int r_ = parse(__VA_ARGS__, NULL);                                              \
-        CHECK(r_ == SHM_OPTIONS_ERROR);                                                 \
-        if (!strstr(err, want)) {                                                       \
-            fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__, err, want); \
-            failures++;                                                                 \
-        }                                                                               \
-        CHECK(unchanged());                                                             \
+#define CHECK_ERROR(want, ...)                                                                                         \
+    do {                                                                                                               \
+        int r_ = parse(__VA_ARGS__, NULL);                                                                             \
+        CHECK(r_ == SHM_OPTIONS_ERROR);                                                                                \
+        if (!strstr(err, want)) {                                                                                      \
+            fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__, err, want);                        \
+            failures++;                                                                                                \
+        }                                                                                                              \
+        CHECK(unchanged());                                                                                            \
     } while (0)
 
 int main(void)
@@ -74,8 +74,8 @@ int main(void)
     CHECK(parse(NULL) == SHM_OPTIONS_OK && unchanged());
 
     /* every type, short, long and --name=value spellings, an alias letter */
-    CHECK(parse("-i", "42", "--long", "-9000000000", "--size=0x10", "--u64", "18446744073709551615", "-d",
-                "0.25", "-s", "hello", "-f", "--variant", "none", NULL) == SHM_OPTIONS_OK);
+    CHECK(parse("-i", "42", "--long", "-9000000000", "--size=0x10", "--u64", "18446744073709551615", "-d", "0.25", "-s",
+                "hello", "-f", "--variant", "none", NULL) == SHM_OPTIONS_OK);
     CHECK(v.i == 42 && v.l == -9000000000L && v.z == 16 && v.u == UINT64_MAX && v.d == 0.25 &&
           strcmp(v.s, "hello") == 0 && v.flag == 1 && v.choice == 2);
     CHECK(parse("-a", "-5", "--int=100", NULL) == SHM_OPTIONS_OK && v.i == 100); /* last one wins */

@@ -7,7 +7,8 @@
 
 #define PAGE 4096
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     agora_init(&argc, &argv);
     int me = agora_rank(), np = agora_nranks();
 
@@ -26,27 +27,33 @@ int main(int argc, char **argv) {
               agora_home_of(blk + i * PAGE));
     char *cyc = test_alloc_placed(pages * PAGE, AGORA_PLACE_CYCLIC, 0);
     for (size_t i = 0; i < pages; i++)
-        CHECK(agora_home_of(cyc + i * PAGE) == (int)(i % np), "cyclic page %zu homed on %d", i, agora_home_of(cyc + i * PAGE));
+        CHECK(agora_home_of(cyc + i * PAGE) == (int)(i % np), "cyclic page %zu homed on %d", i,
+              agora_home_of(cyc + i * PAGE));
     char *one = test_alloc_placed(3 * PAGE, AGORA_PLACE_RANK, np - 1);
-    for (int i = 0; i < 3; i++) CHECK(agora_home_of(one + i * PAGE) == np - 1, "rank placement");
+    for (int i = 0; i < 3; i++)
+        CHECK(agora_home_of(one + i * PAGE) == np - 1, "rank placement");
     CHECK(test_alloc_placed(PAGE, AGORA_PLACE_RANK, np) == NULL, "placement on a rank that does not exist accepted");
 
     /* Everyone writes its own page, then reads everyone's. */
-    for (size_t i = 0; i < pages; i++) CHECK(blk[i * PAGE] == 0, "not zeroed");
+    for (size_t i = 0; i < pages; i++)
+        CHECK(blk[i * PAGE] == 0, "not zeroed");
     agora_barrier(); /* everyone has checked before anyone writes */
     blk[me * PAGE] = (char)(me + 1);
     agora_barrier();
-    for (int r = 0; r < np; r++) CHECK(blk[r * PAGE] == r + 1, "page of rank %d holds %d", r, blk[r * PAGE]);
+    for (int r = 0; r < np; r++)
+        CHECK(blk[r * PAGE] == r + 1, "page of rank %d holds %d", r, blk[r * PAGE]);
 
     /* Non-collective: each rank allocates, publishes the pointer; others use it. */
     long **ptrs = test_alloc((size_t)np * sizeof(long *));
     long *mine = test_malloc(1000 * sizeof(long));
     CHECK(mine != NULL && agora_home_of(mine) == me, "agora_malloc homed on %d", agora_home_of(mine));
-    for (int i = 0; i < 1000; i++) mine[i] = me * 100000 + i;
+    for (int i = 0; i < 1000; i++)
+        mine[i] = me * 100000 + i;
     ptrs[me] = mine;
     agora_barrier();
     for (int r = 0; r < np; r++)
-        for (int i = 0; i < 1000; i += 97) CHECK(ptrs[r][i] == r * 100000 + i, "malloc'd data of rank %d", r);
+        for (int i = 0; i < 1000; i += 97)
+            CHECK(ptrs[r][i] == r * 100000 + i, "malloc'd data of rank %d", r);
     agora_barrier();
     /* Free another rank's block (remote free), then double free it. */
     long *victim = ptrs[(me + 1) % np];
@@ -72,15 +79,17 @@ int main(int argc, char **argv) {
      * that the next allocation overlapped). Every rank writes a pattern into
      * a block allocated after each failure and checks all of it, plus the
      * blocks allocated before. */
-    const size_t huge[] = {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX - PAGE + 2, SIZE_MAX - 63,
-                           SIZE_MAX / 2 + 1, ((size_t)1 << 63) + PAGE};
+    const size_t huge[] = {SIZE_MAX,      SIZE_MAX - 1,     SIZE_MAX - PAGE + 2,
+                           SIZE_MAX - 63, SIZE_MAX / 2 + 1, ((size_t)1 << 63) + PAGE};
     const int nhuge = (int)(sizeof huge / sizeof huge[0]);
     long *keep[3 * 6];
     int kept = 0;
     for (int k = 0; k < nhuge; k++) {
         CHECK(test_alloc(huge[k]) == NULL, "test_alloc(%zu) succeeded", huge[k]);
-        CHECK(test_alloc_placed(huge[k], AGORA_PLACE_CYCLIC, 0) == NULL, "cyclic test_alloc_placed(%zu) succeeded", huge[k]);
-        CHECK(test_alloc_placed(huge[k], AGORA_PLACE_RANK, np - 1) == NULL, "test_alloc_placed(%zu, rank) succeeded", huge[k]);
+        CHECK(test_alloc_placed(huge[k], AGORA_PLACE_CYCLIC, 0) == NULL, "cyclic test_alloc_placed(%zu) succeeded",
+              huge[k]);
+        CHECK(test_alloc_placed(huge[k], AGORA_PLACE_RANK, np - 1) == NULL, "test_alloc_placed(%zu, rank) succeeded",
+              huge[k]);
         CHECK(test_malloc(huge[k]) == NULL, "test_malloc(%zu) succeeded", huge[k]);
         /* A collective block one page per rank (each rank writes its own
          * page) and a private one, both filled with a pattern. */
@@ -88,8 +97,10 @@ int main(int argc, char **argv) {
         long *m = test_malloc(2 * PAGE);
         CHECK(c != NULL && m != NULL, "allocation after test_alloc(%zu) failed", huge[k]);
         size_t per = PAGE / sizeof(long);
-        for (size_t i = 0; i < per; i++) c[me * per + i] = ((long)k << 40) | ((long)me << 20) | (long)i;
-        for (size_t i = 0; i < 2 * per; i++) m[i] = ~(((long)k << 40) | ((long)me << 20) | (long)i);
+        for (size_t i = 0; i < per; i++)
+            c[me * per + i] = ((long)k << 40) | ((long)me << 20) | (long)i;
+        for (size_t i = 0; i < 2 * per; i++)
+            m[i] = ~(((long)k << 40) | ((long)me << 20) | (long)i);
         keep[kept++] = c;
         keep[kept++] = m;
     }
@@ -102,7 +113,8 @@ int main(int argc, char **argv) {
                 CHECK(c[r * per + i] == (((long)k << 40) | ((long)r << 20) | (long)i),
                       "collective block %d, rank %d's word %zu overwritten", k, r, i);
         for (size_t i = 0; i < 2 * per; i++)
-            CHECK(m[i] == ~(((long)k << 40) | ((long)me << 20) | (long)i), "malloc'd block %d word %zu overwritten", k, i);
+            CHECK(m[i] == ~(((long)k << 40) | ((long)me << 20) | (long)i), "malloc'd block %d word %zu overwritten", k,
+                  i);
     }
     agora_barrier();
 
@@ -110,7 +122,8 @@ int main(int argc, char **argv) {
      * memory, and more lock handles than fit; the next ones work alike on
      * every rank (a lock counter through a lock created after the failure). */
     int64_t v[1] = {1};
-    CHECK(agora_reduce(v, SIZE_MAX / 8 + 1, AGORA_INT64, AGORA_SUM) == AGORA_ERR_INVALID_ARGUMENT, "huge reduce accepted");
+    CHECK(agora_reduce(v, SIZE_MAX / 8 + 1, AGORA_INT64, AGORA_SUM) == AGORA_ERR_INVALID_ARGUMENT,
+          "huge reduce accepted");
     CHECK(test_lock_array_create(SIZE_MAX) == NULL, "test_lock_array_create(SIZE_MAX) succeeded");
     CHECK(test_lock_array_create(SIZE_MAX / 2) == NULL, "test_lock_array_create(SIZE_MAX / 2) succeeded");
     agora_lock_t *lk = test_lock_create();

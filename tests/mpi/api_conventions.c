@@ -12,16 +12,15 @@
 
 #include "check.h"
 
-#define OK(call)                                                                      \
-    do {                                                                              \
-        int status_ = (call);                                                         \
-        CHECK(status_ == AGORA_OK, "%s: %s", #call, agora_strerror(status_));        \
+#define OK(call)                                                                                                       \
+    do {                                                                                                               \
+        int status_ = (call);                                                                                          \
+        CHECK(status_ == AGORA_OK, "%s: %s", #call, agora_strerror(status_));                                          \
     } while (0)
-#define FAILS(call, expected)                                                         \
-    do {                                                                              \
-        int status_ = (call);                                                         \
-        CHECK(status_ == (expected), "%s: %s, expected %s", #call,                    \
-              agora_strerror(status_), #expected);                                    \
+#define FAILS(call, expected)                                                                                          \
+    do {                                                                                                               \
+        int status_ = (call);                                                                                          \
+        CHECK(status_ == (expected), "%s: %s, expected %s", #call, agora_strerror(status_), #expected);                \
     } while (0)
 
 static int me, nr;
@@ -191,9 +190,11 @@ static void signals(void)
     OK(agora_gptr_signal_pending(&s, &pending));
     CHECK(pending == 0, "a new signal has %lld pending", (long long)pending);
     uint64_t got[8];
-    for (int r = 0; r < nr && r < 8; r++) OK(agora_gptr_read_async(agora_gptr_on(g, r), &got[r], 8, &s));
+    for (int r = 0; r < nr && r < 8; r++)
+        OK(agora_gptr_read_async(agora_gptr_on(g, r), &got[r], 8, &s));
     OK(agora_gptr_signal_wait(&s));
-    for (int r = 0; r < nr && r < 8; r++) CHECK(got[r] == 1000 + (uint64_t)r, "rank %d's value %llu", r, (unsigned long long)got[r]);
+    for (int r = 0; r < nr && r < 8; r++)
+        CHECK(got[r] == 1000 + (uint64_t)r, "rank %d's value %llu", r, (unsigned long long)got[r]);
     OK(agora_gptr_signal_pending(&s, &pending));
     CHECK(pending == 0, "%lld pending after the wait", (long long)pending);
     OK(agora_gptr_signal_destroy(&s));

@@ -10,7 +10,8 @@
 
 #define PAGE 4096
 
-static long peak_rss_kib(void) {
+static long peak_rss_kib(void)
+{
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
     long kib = -1;
@@ -20,7 +21,8 @@ static long peak_rss_kib(void) {
     return kib;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     agora_init(&argc, &argv);
     long max_mib = argc > 1 ? atol(argv[1]) : 256;
     int me = agora_rank(), np = agora_nranks();
@@ -38,7 +40,8 @@ int main(int argc, char **argv) {
     /* Cyclic, after it: homes alternate. */
     char *cyc = test_alloc_placed(64 * PAGE, AGORA_PLACE_CYCLIC, 0);
     CHECK(cyc == big + tib, "allocations not contiguous");
-    for (int i = 0; i < 64; i++) CHECK(agora_home_of(cyc + i * PAGE) == i % np, "cyclic page %d", i);
+    for (int i = 0; i < 64; i++)
+        CHECK(agora_home_of(cyc + i * PAGE) == i % np, "cyclic page %d", i);
 
     /* Each rank writes a word into a page of every rank's part of big (far
      * apart, some remote), plus the cyclic pages; everyone checks all. */

@@ -28,9 +28,13 @@
 
 static size_t page_bytes(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
-static uint64_t value_of(long it, int rank, size_t page) { return ((uint64_t)it << 40) ^ ((uint64_t)rank << 32) ^ (page + 1); }
+static uint64_t value_of(long it, int rank, size_t page)
+{
+    return ((uint64_t)it << 40) ^ ((uint64_t)rank << 32) ^ (page + 1);
+}
 
-static void sweep(size_t pages_per_rank, long iters, int want_evictions) {
+static void sweep(size_t pages_per_rank, long iters, int want_evictions)
+{
     const int me = agora_rank(), n = agora_nranks();
     const size_t pages = pages_per_rank * (size_t)n, words = page_bytes() / 8;
     CHECK((size_t)n <= words - 1, "too many ranks for one word each per page");
@@ -39,7 +43,8 @@ static void sweep(size_t pages_per_rank, long iters, int want_evictions) {
     uint64_t *counter = mem + words - 1; /* last word of page 0 */
     agora_lock_t *lock = test_lock_create();
     for (long it = 0; it < iters; it++) {
-        for (size_t p = 0; p < pages; p++) mem[p * words + (size_t)me] = value_of(it, me, p);
+        for (size_t p = 0; p < pages; p++)
+            mem[p * words + (size_t)me] = value_of(it, me, p);
         agora_lock(lock);
         *counter += 1;
         agora_unlock(lock);
@@ -67,14 +72,16 @@ static void sweep(size_t pages_per_rank, long iters, int want_evictions) {
     PASS("cache sweep");
 }
 
-static void maps(size_t pages, int rewrite) {
+static void maps(size_t pages, int rewrite)
+{
     const int me = agora_rank();
     CHECK(agora_nranks() >= 2, "maps needs 2 ranks");
     const size_t words = page_bytes() / 8;
     uint64_t *mem = test_alloc_placed(pages * page_bytes(), AGORA_PLACE_RANK, 1);
     CHECK(mem != NULL, "allocation of %zu pages failed", pages);
     if (me == 1)
-        for (size_t p = 0; p < pages; p++) mem[p * words] = p + 1;
+        for (size_t p = 0; p < pages; p++)
+            mem[p * words] = p + 1;
     agora_barrier();
     if (me == 0) {
         for (size_t p = 0; p < pages; p += 2)
@@ -87,7 +94,8 @@ static void maps(size_t pages, int rewrite) {
     agora_barrier();
     if (rewrite) {
         if (me == 1)
-            for (size_t p = 0; p < pages; p++) mem[p * words] = 2 * pages + p;
+            for (size_t p = 0; p < pages; p++)
+                mem[p * words] = 2 * pages + p;
         agora_barrier();
         if (me == 0) /* last read first: those copies are still cached (a scan from the start would
                         evict each before it is read again) and must have been invalidated */
@@ -101,7 +109,8 @@ static void maps(size_t pages, int rewrite) {
     PASS("cache maps");
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     agora_init(&argc, &argv);
     if (argc >= 4 && strcmp(argv[1], "sweep") == 0)
         sweep(strtoul(argv[2], NULL, 10), strtol(argv[3], NULL, 10), argc >= 5 && strcmp(argv[4], "evicts") == 0);

@@ -20,12 +20,12 @@
 
 namespace {
 int g_failures = 0;
-#define CHECK(cond)                                                                        \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
+#define CHECK(cond)                                                                                   \
+  do {                                                                                                \
+    if (!(cond)) {                                                                                    \
       std::fprintf(stderr, "rank %d: CHECK failed at line %d: %s\n", agora::rank(), __LINE__, #cond); \
-      ++g_failures;                                                                        \
-    }                                                                                      \
+      ++g_failures;                                                                                   \
+    }                                                                                                 \
   } while (0)
 
 int v_local_for_flush = 0;  // (not in global memory)
@@ -145,8 +145,8 @@ void fork_join(int n) {
   agora::mutex m;
 
   std::vector<agora::thread> threads;
-  auto body = [](agora::global_span<std::int64_t> d, agora::global_span<std::int64_t> sum,
-                 agora::global_span<int> at, agora::mutex_ref lock, int t, Slice s) {
+  auto body = [](agora::global_span<std::int64_t> d, agora::global_span<std::int64_t> sum, agora::global_span<int> at,
+                 agora::mutex_ref lock, int t, Slice s) {
     std::int64_t part = 0;
     for (std::int64_t x : d.subspan(s.first, s.count)) part += x;
     std::lock_guard<agora::mutex_ref> hold(lock);
@@ -210,6 +210,7 @@ int main(int argc, char **argv) {
   }
   spmd(me, n);
   if (me == 0) fork_join(n);
-  if (g_failures == 0 && me == 0) std::printf("cxx_api: every check passed on %d ranks (%s)\n", n, agora_protocol_name());
+  if (g_failures == 0 && me == 0)
+    std::printf("cxx_api: every check passed on %d ranks (%s)\n", n, agora_protocol_name());
   return g_failures ? 1 : 0;
 }

@@ -27,25 +27,30 @@
 #define PAGE 4096
 static double g_deadline;
 
-static void spin_check(const char *what, long detail) {
+static void spin_check(const char *what, long detail)
+{
     CHECK(agora_wtime() < g_deadline, "spin on %s (%ld) past the time bound", what, detail);
 }
 
-static void flush(const void *p, size_t n) {
+static void flush(const void *p, size_t n)
+{
     int rc = agora_flush(p, n);
     CHECK(rc == AGORA_OK, "agora_flush(%p, %zu) = %d", p, n, rc);
 }
 
-static const char *protocol_name(void) {
+static const char *protocol_name(void)
+{
     const char *p = getenv("AGORA_PROTOCOL");
     return p ? p : "sc";
 }
-static int observer_model(void) {
+static int observer_model(void)
+{
     const char *f = getenv("AGORA_FLUSH");
     return !f || strcmp(f, "basic") != 0;
 }
 
-static void misuse(void) {
+static void misuse(void)
+{
     char *g = test_alloc(PAGE);
     int local = 0;
     CHECK(agora_flush(g, 0) == AGORA_ERR_INVALID_ARGUMENT, "a zero-size flush is refused");
@@ -59,7 +64,8 @@ static void misuse(void) {
 }
 
 /* data: a page homed on data_home; flag, ack: words on pages homed on flag_home and ack_home. */
-static void busy_wait(int rounds, int data_home, int flag_home, int ack_home) {
+static void busy_wait(int rounds, int data_home, int flag_home, int ack_home)
+{
     int n = agora_nranks(), me = agora_rank();
     int consumer = n - 1;
     int64_t *data = test_alloc_placed(PAGE, AGORA_PLACE_RANK, data_home);
@@ -69,7 +75,8 @@ static void busy_wait(int rounds, int data_home, int flag_home, int ack_home) {
     agora_barrier();
     if (me == 0) {
         for (int r = 1; r <= rounds; ++r) {
-            for (int i = 0; i < words; ++i) data[i] = (int64_t)r * words + i;
+            for (int i = 0; i < words; ++i)
+                data[i] = (int64_t)r * words + i;
             flush(data, PAGE);
             *flag = r;
             flush((const void *)flag, 8);
@@ -105,12 +112,13 @@ static void busy_wait(int rounds, int data_home, int flag_home, int ack_home) {
 }
 
 /* Rank r waits for rank r-1's step s, reads its value, writes its own. */
-static void pipeline(int steps) {
+static void pipeline(int steps)
+{
     int n = agora_nranks(), me = agora_rank();
     /* done[r] on a page homed on r, val[r] on a page homed on r+1. */
     char *done_pages = test_alloc_placed((size_t)n * PAGE, AGORA_PLACE_CYCLIC, 0);
     char *val_pages = test_alloc_placed((size_t)n * PAGE, AGORA_PLACE_CYCLIC, 0);
-#define DONE(r) ((volatile int64_t *)(done_pages + (size_t)(r) * PAGE))
+#define DONE(r) ((volatile int64_t *)(done_pages + (size_t)(r)*PAGE))
 #define VAL(r) ((volatile int64_t *)(val_pages + (size_t)(((r) + 1) % n) * PAGE + 64 * (r)))
     agora_barrier();
     for (int s = 1; s <= steps; ++s) {
@@ -124,7 +132,7 @@ static void pipeline(int steps) {
             CHECK(*VAL(me - 1) == (int64_t)s * 1000 + me - 1, "step %d: rank %d's value is %lld", s, me - 1,
                   (long long)*VAL(me - 1));
         }
-        if (me < n - 1) {  /* back-pressure: the right neighbour has read step s-1 */
+        if (me < n - 1) { /* back-pressure: the right neighbour has read step s-1 */
             while (1) {
                 flush((const void *)DONE(me + 1), 8);
                 if (*DONE(me + 1) >= s - 1) break;
@@ -141,13 +149,15 @@ static void pipeline(int steps) {
     agora_barrier();
 }
 
-static void flush_all_slots(void) {
+static void flush_all_slots(void)
+{
     int n = agora_nranks(), me = agora_rank();
     volatile int64_t *slots = test_alloc_placed((size_t)n * PAGE, AGORA_PLACE_CYCLIC, 0);
     volatile int64_t *ready = test_alloc_placed(PAGE, AGORA_PLACE_RANK, n - 1);
     agora_barrier();
     /* Every rank reads every slot page once (a copy to observe). */
-    for (int r = 0; r < n; ++r) (void)slots[r * (PAGE / 8)];
+    for (int r = 0; r < n; ++r)
+        (void)slots[r * (PAGE / 8)];
     slots[me * (PAGE / 8)] = 777 + me;
     CHECK(agora_flush_all() == AGORA_OK, "flush_all");
     ready[me] = 1;
@@ -168,7 +178,8 @@ static void flush_all_slots(void) {
 }
 
 /* Wong & Rendell table IV, phases 1 and 2, between rank 0 (home of x) and rank 1. */
-static void table_iv(int iterations) {
+static void table_iv(int iterations)
+{
     int me = agora_rank();
     volatile int64_t *x = test_alloc_placed(PAGE, AGORA_PLACE_RANK, 0);
     /* Rank 0 waits for this before the next barrier: a barrier's message
@@ -181,10 +192,12 @@ static void table_iv(int iterations) {
     agora_barrier();
     agora_stats_get(&before, AGORA_STATS_RANK);
     if (me == 1) {
-        for (int i = 0; i < iterations; ++i) flush((const void *)x, 8);
+        for (int i = 0; i < iterations; ++i)
+            flush((const void *)x, 8);
         int64_t y = *x;
         CHECK(y == 0, "x starts at 0");
-        for (int i = 0; i < iterations; ++i) flush((const void *)x, 8);
+        for (int i = 0; i < iterations; ++i)
+            flush((const void *)x, 8);
         agora_stats_get(&after, AGORA_STATS_RANK);
         uint64_t unmapped = after.flush_unmapped - before.flush_unmapped;
         uint64_t case1 = after.flush_case1_diffs - before.flush_case1_diffs;
@@ -198,8 +211,9 @@ static void table_iv(int iterations) {
         } else if (observer_model()) {
             /* hlrc keeps the copy (1 refresh, then CASE-3); regc's refresh
              * invalidates it, so the later flushes find no copy. */
-            CHECK(case1 == 0 && case2 == 1 && refreshes == 1, "observer: one refresh (case1 %llu case2 %llu refreshes %llu)",
-                  (unsigned long long)case1, (unsigned long long)case2, (unsigned long long)refreshes);
+            CHECK(case1 == 0 && case2 == 1 && refreshes == 1,
+                  "observer: one refresh (case1 %llu case2 %llu refreshes %llu)", (unsigned long long)case1,
+                  (unsigned long long)case2, (unsigned long long)refreshes);
             CHECK(hlrc ? (case3 == n - 1 && unmapped == n) : (case3 == 0 && unmapped == 2 * n - 1),
                   "observer: CASE-3 %llu, unmapped %llu of %llu", (unsigned long long)case3,
                   (unsigned long long)unmapped, (unsigned long long)n);
@@ -240,7 +254,8 @@ static void table_iv(int iterations) {
     agora_barrier();
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     CHECK(agora_init(&argc, &argv) == AGORA_OK, "init");
     int rounds = argc > 1 ? atoi(argv[1]) : 100;
     int steps = argc > 2 ? atoi(argv[2]) : 100;

@@ -35,7 +35,8 @@ struct task {
 
 static int not_code = 42; /* used as a function pointer: must be refused */
 
-static void *nested(void *arg) {
+static void *nested(void *arg)
+{
     struct task *t = arg;
     for (long k = 0; k < 64; k++)
         CHECK(t->scratch[k] == t->i * 100 + k, "nested %ld: scratch[%ld] = %ld", t->i, k, t->scratch[k]);
@@ -49,14 +50,16 @@ static void *nested(void *arg) {
 
 /* Creates a nested thread (explicit rank, or the placement rule if rank < 0)
  * and joins it. */
-static void run_nested(struct ctx *c, long i, int rank) {
+static void run_nested(struct ctx *c, long i, int rank)
+{
     struct task *t = test_malloc(sizeof *t);
     CHECK(t, "worker %ld: agora_malloc", i);
     t->c = c;
     t->i = i;
     t->scratch = test_malloc(64 * sizeof(long));
     CHECK(t->scratch, "worker %ld: agora_malloc", i);
-    for (long k = 0; k < 64; k++) t->scratch[k] = i * 100 + k;
+    for (long k = 0; k < 64; k++)
+        t->scratch[k] = i * 100 + k;
     agora_thread_t th;
     int rc = rank < 0 ? agora_thread_create(&th, nested, t) : agora_thread_create_on(&th, rank, nested, t);
     CHECK(rc == AGORA_OK, "worker %ld: nested create returned %d", i, rc);
@@ -67,13 +70,15 @@ static void run_nested(struct ctx *c, long i, int rank) {
     agora_mem_free(t);
 }
 
-static void *worker(void *arg) {
+static void *worker(void *arg)
+{
     struct task *t = arg;
     struct ctx *c = t->c;
     long i = t->i, n = c->nworkers;
     c->where[i] = agora_rank();
     for (long r = 1; r <= ROUNDS; r++) {
-        for (long j = i; j < (long)WORDS; j += n) c->words[j] = r * 100000 + j;
+        for (long j = i; j < (long)WORDS; j += n)
+            c->words[j] = r * 100000 + j;
         for (long k = 0; k < ITERS / ROUNDS; k++) {
             agora_lock(&c->lock);
             c->counter += 1;
@@ -87,7 +92,8 @@ static void *worker(void *arg) {
     return (void *)(intptr_t)(i * 1000 + 17);
 }
 
-static void *crasher(void *arg) {
+static void *crasher(void *arg)
+{
     (void)arg;
     fprintf(stderr, "crasher: aborting on rank %d\n", agora_rank());
     abort();
@@ -96,7 +102,8 @@ static void *crasher(void *arg) {
 static void *idle_worker(void *arg) { return arg; }
 
 /* Returns a zeroed page homed on the rank it runs on. */
-static void *alloc_here(void *arg) {
+static void *alloc_here(void *arg)
+{
     (void)arg;
     long *p = test_malloc(PAGE);
     CHECK(p, "agora_malloc on rank %d", agora_rank());
@@ -110,7 +117,8 @@ struct phase2 {
     long r;
 };
 
-static void *phase2_worker(void *arg) {
+static void *phase2_worker(void *arg)
+{
     struct phase2 *t = arg;
     /* This rank has an old copy of ctx from the first phase: the create
      * must make main's later write visible. */
@@ -122,7 +130,8 @@ static void *phase2_worker(void *arg) {
 /* Create and join carry consistency where a rank holds an old copy: ctx is
  * cached on every rank by the first phase; `remote` is homed on the last rank
  * and cached here before the threads write it. */
-static void check_consistency(struct ctx *c) {
+static void check_consistency(struct ctx *c)
+{
     int n = agora_nranks();
     agora_thread_t t;
     void *ret = NULL;
@@ -135,7 +144,8 @@ static void check_consistency(struct ctx *c) {
         CHECK(agora_home_of(remote) >= n, "remote page homed on %d, not on a server", agora_home_of(remote));
     else
         CHECK(agora_home_of(remote) == n - 1, "remote page homed on %d", agora_home_of(remote));
-    for (int r = 0; r < n; r++) CHECK(remote[r * 8] == 0, "remote[%d] = %ld before", r * 8, remote[r * 8]);
+    for (int r = 0; r < n; r++)
+        CHECK(remote[r * 8] == 0, "remote[%d] = %ld before", r * 8, remote[r * 8]);
     c->nworkers = -2;
     struct phase2 *tasks = test_malloc(n * sizeof *tasks);
     agora_thread_t th[16];
@@ -143,14 +153,16 @@ static void check_consistency(struct ctx *c) {
         tasks[r] = (struct phase2){c, remote, r};
         CHECK(agora_thread_create_on(&th[r], r, phase2_worker, &tasks[r]) == AGORA_OK, "create phase 2 on %d", r);
     }
-    for (int r = 0; r < n && r < 16; r++) CHECK(agora_thread_join(th[r], NULL) == AGORA_OK, "join phase 2 on %d", r);
+    for (int r = 0; r < n && r < 16; r++)
+        CHECK(agora_thread_join(th[r], NULL) == AGORA_OK, "join phase 2 on %d", r);
     for (int r = 0; r < n && r < 16; r++)
         CHECK(remote[r * 8] == 1000 + r, "remote[%d] = %ld after the join", r * 8, remote[r * 8]);
     agora_mem_free(tasks);
     agora_mem_free(remote);
 }
 
-static void check_errors(void) {
+static void check_errors(void)
+{
     int n = agora_nranks();
     agora_thread_t t;
     CHECK(agora_thread_create_on(&t, n, idle_worker, NULL) == AGORA_ERR_INVALID_ARGUMENT, "create_on rank N");
@@ -175,7 +187,8 @@ static void check_errors(void) {
     }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     agora_init(&argc, &argv);
     int n = agora_nranks();
     if (agora_rank() == 0) {
@@ -228,8 +241,8 @@ int main(int argc, char **argv) {
         agora_thread_t extra;
         void *extra_ret = NULL;
         CHECK(agora_thread_create(&extra, idle_worker, (void *)(intptr_t)3) == AGORA_OK, "create after the joins");
-        CHECK(extra.rank == (int)(((P + first_slot) / T) % n), "thread %ld placed on %d, rule says %ld", P,
-              extra.rank, ((P + first_slot) / T) % n);
+        CHECK(extra.rank == (int)(((P + first_slot) / T) % n), "thread %ld placed on %d, rule says %ld", P, extra.rank,
+              ((P + first_slot) / T) % n);
         CHECK(agora_thread_join(extra, &extra_ret) == AGORA_OK && (intptr_t)extra_ret == 3, "join the extra thread");
         /* Joins are acquires: every worker's writes are visible without a lock.
          * Under regc a span's stores travel with its lock only (Samhita/RegC,

@@ -64,22 +64,20 @@ static int64_t signal_pending(agora_gptr_signal_t *s)
     agora_status_t status = agora_gptr_signal_pending(s, &pending);
     return status == AGORA_OK ? pending : (int64_t)status;
 }
-static int swcc;  /* the local pointer is not to be trusted for data others wrote */
+static int swcc; /* the local pointer is not to be trusted for data others wrote */
 static const char *scheme = "?";
 
-#define OK(call)                                                                                   \
-    do {                                                                                           \
-        int rc_ = (call);                                                                          \
-        CHECK(rc_ == AGORA_OK, "%s returned %d (%s) under %s", #call, rc_, agora_strerror(rc_),    \
-              scheme);                                                                             \
+#define OK(call)                                                                                                       \
+    do {                                                                                                               \
+        int rc_ = (call);                                                                                              \
+        CHECK(rc_ == AGORA_OK, "%s returned %d (%s) under %s", #call, rc_, agora_strerror(rc_), scheme);               \
     } while (0)
 
 /* The status of a call that must fail. */
-#define FAILS(call, status)                                                                        \
-    do {                                                                                           \
-        int rc_ = (call);                                                                          \
-        CHECK(rc_ == (status), "%s returned %d (%s), expected %s", #call, rc_, agora_strerror(rc_), \
-              #status);                                                                            \
+#define FAILS(call, status)                                                                                            \
+    do {                                                                                                               \
+        int rc_ = (call);                                                                                              \
+        CHECK(rc_ == (status), "%s returned %d (%s), expected %s", #call, rc_, agora_strerror(rc_), #status);          \
     } while (0)
 
 static uint64_t mix(uint64_t x)
@@ -98,7 +96,8 @@ static uint64_t below(uint64_t n) { return rnd() % n; }
 static uint8_t pat(uint64_t seed, uint64_t i) { return (uint8_t)mix(seed * 0x100000001b3ull + i); }
 static void fill(uint8_t *p, uint64_t seed, uint64_t from, uint64_t n)
 {
-    for (uint64_t i = 0; i < n; ++i) p[i] = pat(seed, from + i);
+    for (uint64_t i = 0; i < n; ++i)
+        p[i] = pat(seed, from + i);
 }
 
 typedef union {
@@ -132,15 +131,14 @@ static long differ(const uint8_t *a, const uint8_t *b, uint64_t n)
     return -1;
 }
 
-#define SAME(got, want, n, ...)                                                                    \
-    do {                                                                                           \
-        long at_ = differ((const uint8_t *)(got), (const uint8_t *)(want), (n));                   \
-        if (at_ >= 0) {                                                                            \
-            fprintf(stderr, "rank %d: byte %ld of %llu: got 0x%02x, expected 0x%02x (%s): ", me,   \
-                    at_, (unsigned long long)(n), ((const uint8_t *)(got))[at_],                   \
-                    ((const uint8_t *)(want))[at_], scheme);                                       \
-            CHECK(0, __VA_ARGS__);                                                                 \
-        }                                                                                          \
+#define SAME(got, want, n, ...)                                                                                        \
+    do {                                                                                                               \
+        long at_ = differ((const uint8_t *)(got), (const uint8_t *)(want), (n));                                       \
+        if (at_ >= 0) {                                                                                                \
+            fprintf(stderr, "rank %d: byte %ld of %llu: got 0x%02x, expected 0x%02x (%s): ", me, at_,                  \
+                    (unsigned long long)(n), ((const uint8_t *)(got))[at_], ((const uint8_t *)(want))[at_], scheme);   \
+            CHECK(0, __VA_ARGS__);                                                                                     \
+        }                                                                                                              \
     } while (0)
 
 static int is(const char *name) { return strcmp(scheme, name) == 0; }
@@ -157,17 +155,16 @@ static void check_counts(const char *test)
         CHECK(st.hits > 0 && st.misses > 0, "%s: %s made %llu hits and %llu misses", test, scheme,
               (unsigned long long)st.hits, (unsigned long long)st.misses);
     else
-        CHECK(st.hits == 0 && st.misses == 0, "%s: %s, which caches nothing, counted %llu hits and %llu misses",
-              test, scheme, (unsigned long long)st.hits, (unsigned long long)st.misses);
+        CHECK(st.hits == 0 && st.misses == 0, "%s: %s, which caches nothing, counted %llu hits and %llu misses", test,
+              scheme, (unsigned long long)st.hits, (unsigned long long)st.misses);
 }
 
 static agora_gptr_t alloc_checked(size_t bytes)
 {
     agora_gptr_t g = gptr_alloc(bytes);
     CHECK(g != AGORA_GPTR_NULL, "agora_gptr_alloc(%zu) failed", bytes);
-    CHECK(agora_gptr_rank(g) == me && agora_gptr_offset(g) % 65536 == 0,
-          "agora_gptr_alloc(%zu) = rank %d offset %llu", bytes, agora_gptr_rank(g),
-          (unsigned long long)agora_gptr_offset(g));
+    CHECK(agora_gptr_rank(g) == me && agora_gptr_offset(g) % 65536 == 0, "agora_gptr_alloc(%zu) = rank %d offset %llu",
+          bytes, agora_gptr_rank(g), (unsigned long long)agora_gptr_offset(g));
     return g;
 }
 
@@ -194,9 +191,11 @@ static void test_scalar(void)
               agora_gptr_offset(agora_gptr_add(base, 12345)) == agora_gptr_offset(base) + 12345,
           "agora_gptr_add");
     /* Zero-filled: this rank's own slices, here and on its right. */
-    for (int i = 0; i < kSlice; ++i) CHECK(mine[me * kSlice + i] == 0, "byte %d not zero-filled", i);
+    for (int i = 0; i < kSlice; ++i)
+        CHECK(mine[me * kSlice + i] == 0, "byte %d not zero-filled", i);
     agora_gptr_t right0 = agora_gptr_add(agora_gptr_on(base, (me + 1) % nr), me * kSlice);
-    for (int i = 0; i < kSlice; i += 8) CHECK(rd(agora_gptr_add(right0, i), 8).l == 0, "remote byte %d not zero", i);
+    for (int i = 0; i < kSlice; i += 8)
+        CHECK(rd(agora_gptr_add(right0, i), 8).l == 0, "remote byte %d not zero", i);
 
     uint8_t img[kSlice];
     static const size_t widths[] = {1, 2, 4, 8};
@@ -211,7 +210,8 @@ static void test_scalar(void)
             for (int wi = 0; wi < 4; ++wi)
                 for (int m = 0; m < 8; ++m) {
                     size_t w = widths[wi];
-                    for (size_t i = 0; i < w; ++i) in.b[m + i] = (uint8_t)(0x40 + 16 * m + i + wi);
+                    for (size_t i = 0; i < w; ++i)
+                        in.b[m + i] = (uint8_t)(0x40 + 16 * m + i + wi);
                     memset(out.b, 0, sizeof out.b);
                     OK(agora_gptr_write(g, in.b + m, w));
                     OK(agora_gptr_read(g, out.b + 7 - m, w));
@@ -332,14 +332,14 @@ static void async_reads(agora_gptr_t area, agora_gptr_signal_t *s)
 static void async_check(int round, int phase, int writer, int target, const char *what)
 {
     for (int i = 0; i < kK; ++i) {
-        CHECK(r8[i] == async_value(round, phase, writer, target, 3, i), "%s: 8-byte value %d of rank %d at rank %d: %llx",
-              what, i, writer, target, (unsigned long long)r8[i]);
-        CHECK(r4[i] == (uint32_t)async_value(round, phase, writer, target, 2, i), "%s: 4-byte value %d of rank %d at rank %d",
-              what, i, writer, target);
-        CHECK(r2[i] == (uint16_t)async_value(round, phase, writer, target, 1, i), "%s: 2-byte value %d of rank %d at rank %d",
-              what, i, writer, target);
-        CHECK(r1[i] == (uint8_t)async_value(round, phase, writer, target, 0, i), "%s: 1-byte value %d of rank %d at rank %d",
-              what, i, writer, target);
+        CHECK(r8[i] == async_value(round, phase, writer, target, 3, i),
+              "%s: 8-byte value %d of rank %d at rank %d: %llx", what, i, writer, target, (unsigned long long)r8[i]);
+        CHECK(r4[i] == (uint32_t)async_value(round, phase, writer, target, 2, i),
+              "%s: 4-byte value %d of rank %d at rank %d", what, i, writer, target);
+        CHECK(r2[i] == (uint16_t)async_value(round, phase, writer, target, 1, i),
+              "%s: 2-byte value %d of rank %d at rank %d", what, i, writer, target);
+        CHECK(r1[i] == (uint8_t)async_value(round, phase, writer, target, 0, i),
+              "%s: 1-byte value %d of rank %d at rank %d", what, i, writer, target);
     }
 }
 
@@ -354,8 +354,7 @@ static void check_pending(agora_gptr_signal_t *s, int64_t most, const char *what
 static void wait_zero(agora_gptr_signal_t *s, const char *what)
 {
     OK(agora_gptr_signal_wait(s));
-    CHECK(signal_pending(s) == 0, "%s: %lld pending after agora_signal_wait", what,
-          (long long)signal_pending(s));
+    CHECK(signal_pending(s) == 0, "%s: %lld pending after agora_signal_wait", what, (long long)signal_pending(s));
 }
 
 static void test_async(void)
@@ -525,7 +524,8 @@ static void test_bulk(uint64_t max)
     bulk_base = alloc_checked(2 * slot_bytes);
     bulk_src = malloc(max + 2 * kGuard + 16);
     bulk_dst = malloc(max + 2 * kGuard + 16);
-    uint8_t *shadow[2] = {calloc(slot_bytes, 1), calloc(slot_bytes, 1)}, *expect = calloc(slot_bytes, 1), *got = malloc(slot_bytes + 8);
+    uint8_t *shadow[2] = {calloc(slot_bytes, 1), calloc(slot_bytes, 1)}, *expect = calloc(slot_bytes, 1),
+            *got = malloc(slot_bytes + 8);
     CHECK(bulk_src && bulk_dst && shadow[0] && shadow[1] && expect && got, "out of memory");
     bulk_cases(me, 0, shadow[0], 1);
     bulk_cases(me, 1, shadow[1], 1);
@@ -619,9 +619,10 @@ static void test_store(void)
     expect_in += k;
     agora_gptr_stats_t st;
     OK(agora_gptr_stats(&st));
-    CHECK(st.stored_bytes_in == expect_in, "stored_bytes_in %llu, expected %llu", (unsigned long long)st.stored_bytes_in,
-          (unsigned long long)expect_in);
-    CHECK(st.stores == calls, "%llu stores counted, %llu made", (unsigned long long)st.stores, (unsigned long long)calls);
+    CHECK(st.stored_bytes_in == expect_in, "stored_bytes_in %llu, expected %llu",
+          (unsigned long long)st.stored_bytes_in, (unsigned long long)expect_in);
+    CHECK(st.stores == calls, "%llu stores counted, %llu made", (unsigned long long)st.stores,
+          (unsigned long long)calls);
     OK(agora_barrier());
     free(buf), free(want);
 }
@@ -638,8 +639,8 @@ typedef struct {
     union {
         uint64_t align;
         uint8_t b[kWin];
-    } buf;                /* a read's destination or a put's source */
-    uint8_t want[kWin];   /* a read: the bytes it must return */
+    } buf;              /* a read's destination or a put's source */
+    uint8_t want[kWin]; /* a read: the bytes it must return */
 } rec_t;
 
 static rec_t recs[kMaxRecs];
@@ -649,14 +650,18 @@ static uint8_t shadow[3][kWin];
 static agora_gptr_t order_base;
 static uint64_t order_op;
 
-static agora_gptr_t window(int t) { return agora_gptr_add(agora_gptr_on(order_base, targets[t]), me * kWinSlot + kWinStart); }
+static agora_gptr_t window(int t)
+{
+    return agora_gptr_add(agora_gptr_on(order_base, targets[t]), me * kWinSlot + kWinStart);
+}
 
 static rec_t *new_rec(int t, agora_gptr_signal_t *s, uint32_t at, uint32_t len)
 {
     /* Records stay where they are until settled: operations in flight write into them. */
     CHECK(nrecs < kMaxRecs, "too many records");
     rec_t *r = recs;
-    while (r->used) ++r;
+    while (r->used)
+        ++r;
     nrecs++;
     r->used = 1, r->target = t, r->signal = s, r->at = at, r->len = len, r->is_put = 0;
     return r;
@@ -665,8 +670,10 @@ static rec_t *new_rec(int t, agora_gptr_signal_t *s, uint32_t at, uint32_t len)
 /* Waits for the records of one signal (NULL: agora_gptr_sync) and checks their reads. */
 static void settle(agora_gptr_signal_t *s)
 {
-    if (s) wait_zero(s, "order");
-    else OK(agora_gptr_sync());
+    if (s)
+        wait_zero(s, "order");
+    else
+        OK(agora_gptr_sync());
     for (int i = 0; i < kMaxRecs; ++i) {
         rec_t *r = &recs[i];
         if (!r->used || r->signal != s) continue;
@@ -683,8 +690,10 @@ static void order_scalar_write(int t, uint32_t at, size_t w, int how, agora_gptr
     word_t v;
     v.l = rnd();
     agora_gptr_t g = agora_gptr_add(window(t), at);
-    if (how == 0) OK(agora_gptr_write(g, &v, w));
-    else OK(agora_gptr_write_async(g, &v, w, how == 1 ? s : NULL));
+    if (how == 0)
+        OK(agora_gptr_write(g, &v, w));
+    else
+        OK(agora_gptr_write_async(g, &v, w, how == 1 ? s : NULL));
     memcpy(shadow[t] + at, v.b, w);
 }
 
@@ -716,26 +725,37 @@ static void order_random(int ops, agora_gptr_signal_t *s)
         uint32_t len = 1 + (uint32_t)below(kWin), from = (uint32_t)below(kWin - len + 1);
         agora_gptr_t g = agora_gptr_add(window(t), from);
         switch (below(14)) {
-        case 0: case 1: order_scalar_write(t, at, w, (int)below(3), s); break;
-        case 2: case 3: case 4: order_scalar_read(t, at, w, (int)below(3), s); break;
+        case 0:
+        case 1:
+            order_scalar_write(t, at, w, (int)below(3), s);
+            break;
+        case 2:
+        case 3:
+        case 4:
+            order_scalar_read(t, at, w, (int)below(3), s);
+            break;
         case 5: { /* put */
             uint8_t src[kWin];
-            for (uint32_t i = 0; i < len; ++i) src[i] = (uint8_t)rnd();
+            for (uint32_t i = 0; i < len; ++i)
+                src[i] = (uint8_t)rnd();
             OK(agora_gptr_put(g, src, len));
             memcpy(shadow[t] + from, src, len);
             break;
         }
-        case 6: case 7: { /* put_async: its source stays untouched until settled */
+        case 6:
+        case 7: { /* put_async: its source stays untouched until settled */
             rec_t *r = new_rec(t, below(2) ? s : NULL, from, len);
             r->is_put = 1;
-            for (uint32_t i = 0; i < len; ++i) r->buf.b[i] = (uint8_t)rnd();
+            for (uint32_t i = 0; i < len; ++i)
+                r->buf.b[i] = (uint8_t)rnd();
             OK(agora_gptr_put_async(g, r->buf.b, len, r->signal));
             memcpy(shadow[t] + from, r->buf.b, len);
             break;
         }
         case 8: { /* one-way store */
             uint8_t src[kWin];
-            for (uint32_t i = 0; i < len; ++i) src[i] = (uint8_t)rnd();
+            for (uint32_t i = 0; i < len; ++i)
+                src[i] = (uint8_t)rnd();
             OK(agora_gptr_store(g, src, len));
             memcpy(shadow[t] + from, src, len);
             memset(src, 0, len); /* free at return */
@@ -748,15 +768,20 @@ static void order_random(int ops, agora_gptr_signal_t *s)
                  (unsigned long long)order_op, len, from, targets[t]);
             break;
         }
-        case 10: case 11: { /* get_async */
+        case 10:
+        case 11: { /* get_async */
             rec_t *r = new_rec(t, below(2) ? s : NULL, from, len);
             memcpy(r->want, shadow[t] + from, len);
             memset(r->buf.b, 0xa5, len);
             OK(agora_gptr_get_async(r->buf.b, g, len, r->signal));
             break;
         }
-        case 12: settle(s); break;
-        case 13: settle(NULL); break;
+        case 12:
+            settle(s);
+            break;
+        case 13:
+            settle(NULL);
+            break;
         }
     }
     settle(s);
@@ -779,12 +804,15 @@ static void test_order(int ops)
         agora_gptr_t g = window(t);
         uint8_t buf[kWin + 8];
         /* A put, then scalar reads of every width at every offset. */
-        for (int i = 0; i < kWin; ++i) shadow[t][i] = (uint8_t)rnd();
+        for (int i = 0; i < kWin; ++i)
+            shadow[t][i] = (uint8_t)rnd();
         OK(agora_gptr_put(g, shadow[t], kWin));
         for (size_t w = 1; w <= 8; w *= 2)
-            for (uint32_t at = 0; at < kWin; at += (uint32_t)w) order_scalar_read(t, at, w, 0, &s);
+            for (uint32_t at = 0; at < kWin; at += (uint32_t)w)
+                order_scalar_read(t, at, w, 0, &s);
         /* Scalar writes of every word, then a get of them all. */
-        for (uint32_t at = 0; at < kWin; at += 8) order_scalar_write(t, at, 8, (at / 8) % 3, &s);
+        for (uint32_t at = 0; at < kWin; at += 8)
+            order_scalar_write(t, at, 8, (at / 8) % 3, &s);
         OK(agora_gptr_get(buf + 1, g, kWin));
         SAME(buf + 1, shadow[t], kWin, "get after scalar writes of every word, window on rank %d", targets[t]);
         settle(&s);
@@ -803,7 +831,8 @@ static void test_order(int ops)
         settle(NULL);
         OK(agora_barrier());
         uint8_t partial[kWin];
-        for (uint32_t at = 0; at < kWin; at += 8) order_scalar_write(t, at + 3, 1, 1, &s);
+        for (uint32_t at = 0; at < kWin; at += 8)
+            order_scalar_write(t, at + 3, 1, 1, &s);
         OK(agora_gptr_get(partial, g, kWin));
         SAME(partial, shadow[t], kWin, "get after 1-byte split-phase writes into dropped lines, window on rank %d",
              targets[t]);
@@ -833,7 +862,8 @@ static void test_order(int ops)
         OK(agora_gptr_get_async(r->buf.b, g, kWin, &s));
         rec_t *p = new_rec(t, &s, 0, kWin);
         p->is_put = 1;
-        for (int i = 0; i < kWin; ++i) p->buf.b[i] = (uint8_t)rnd();
+        for (int i = 0; i < kWin; ++i)
+            p->buf.b[i] = (uint8_t)rnd();
         OK(agora_gptr_put_async(g, p->buf.b, kWin, &s));
         memcpy(shadow[t], p->buf.b, kWin);
         order_scalar_read(t, 16, 8, 1, &s);
@@ -856,7 +886,10 @@ static void test_order(int ops)
 enum { kChunk = 16, kShared = 128 };
 
 /* The 15 bytes rank `writer` writes to `home` in round r: 8 + 4 + 2 + 1. */
-static void vis_bytes(int r, int writer, int home, uint8_t *b) { fill(b, mix((uint64_t)r * 4096 + writer * 64 + home), 0, 15); }
+static void vis_bytes(int r, int writer, int home, uint8_t *b)
+{
+    fill(b, mix((uint64_t)r * 4096 + writer * 64 + home), 0, 15);
+}
 
 static void test_visibility(int rounds, int incs)
 {
@@ -871,8 +904,10 @@ static void test_visibility(int rounds, int incs)
             vis_bytes(r, me, home, b);
             int mode = (r + home + me) % 5;
             switch (mode) {
-            case 0: wr(g, b, 8), wr(agora_gptr_add(g, 8), b + 8, 4), wr(agora_gptr_add(g, 12), b + 12, 2),
-                    wr(agora_gptr_add(g, 14), b + 14, 1); break;
+            case 0:
+                wr(g, b, 8), wr(agora_gptr_add(g, 8), b + 8, 4), wr(agora_gptr_add(g, 12), b + 12, 2),
+                    wr(agora_gptr_add(g, 14), b + 14, 1);
+                break;
             case 1:
             case 2: {
                 static const size_t w[] = {8, 4, 2, 1};
@@ -884,8 +919,12 @@ static void test_visibility(int rounds, int incs)
                 }
                 break; /* not waited for: the barrier is */
             }
-            case 3: OK(agora_gptr_put(g, b, 15)); break;
-            case 4: OK(agora_gptr_store(g, b, 15)); break;
+            case 3:
+                OK(agora_gptr_put(g, b, 15));
+                break;
+            case 4:
+                OK(agora_gptr_store(g, b, 15));
+                break;
             }
         }
         OK(agora_barrier());
@@ -908,8 +947,8 @@ static void test_visibility(int rounds, int incs)
                 }
                 SAME(got, want, 15, "round %d: rank %d's writes to rank %d after the barrier", r, writer, home);
                 if (home == me && !swcc)
-                    SAME((uint8_t *)agora_gptr_to_local(g), want, 15, "round %d: rank %d's writes through the local pointer",
-                         r, writer);
+                    SAME((uint8_t *)agora_gptr_to_local(g), want, 15,
+                         "round %d: rank %d's writes through the local pointer", r, writer);
             }
         OK(agora_barrier());
     }
@@ -927,8 +966,8 @@ static void test_visibility(int rounds, int incs)
     for (int i = 0; i < incs; ++i) {
         OK(agora_lock(l1));
         word_t v = rd(ca, 8);
-        CHECK(v.l >= last_a, "counter A read %llu under the lock after this rank wrote %llu",
-              (unsigned long long)v.l, (unsigned long long)last_a);
+        CHECK(v.l >= last_a, "counter A read %llu under the lock after this rank wrote %llu", (unsigned long long)v.l,
+              (unsigned long long)last_a);
         last_a = v.l + 1;
         OK(agora_gptr_write(ca, &last_a, 8));
         OK(agora_unlock(l1));
@@ -982,26 +1021,32 @@ static void test_sharing(int rounds)
             for (int j = me; j < kSharedBytes / kStripe; j += nr) {
                 agora_gptr_t at = agora_gptr_add(region, (int64_t)j * kStripe);
                 stripe_bytes(round * 2 + hi, j, src[j]);
-                if (mode == 0) OK(agora_gptr_put(at, src[j], kStripe));
-                else if (mode == 1) OK(agora_gptr_put_async(at, src[j], kStripe, &s));
-                else OK(agora_gptr_store(at, src[j], kStripe));
+                if (mode == 0)
+                    OK(agora_gptr_put(at, src[j], kStripe));
+                else if (mode == 1)
+                    OK(agora_gptr_put_async(at, src[j], kStripe, &s));
+                else
+                    OK(agora_gptr_store(at, src[j], kStripe));
             }
             /* Read back this rank's stripes: its latest writes, whatever the others do. */
             for (int j = me; j < kSharedBytes / kStripe; j += nr)
                 OK(agora_gptr_get_async(got + j * kStripe, agora_gptr_add(region, (int64_t)j * kStripe), kStripe, &s));
             wait_zero(&s, "stripes");
             for (int j = me; j < kSharedBytes / kStripe; j += nr)
-                SAME(got + j * kStripe, src[j], kStripe, "round %d: stripe %d on rank %d read back by its writer", round, j,
-                     homes[hi]);
+                SAME(got + j * kStripe, src[j], kStripe, "round %d: stripe %d on rank %d read back by its writer",
+                     round, j, homes[hi]);
         }
         OK(agora_barrier());
         for (int hi = 0; hi < 2; ++hi) {
-            for (int j = 0; j < kSharedBytes / kStripe; ++j) stripe_bytes(round * 2 + hi, j, want + j * kStripe);
+            for (int j = 0; j < kSharedBytes / kStripe; ++j)
+                stripe_bytes(round * 2 + hi, j, want + j * kStripe);
             memset(got, 0, sizeof got);
             OK(agora_gptr_get(got, agora_gptr_on(base, homes[hi]), kSharedBytes));
-            SAME(got, want, kSharedBytes, "round %d: the falsely shared region on rank %d after the barrier", round, homes[hi]);
+            SAME(got, want, kSharedBytes, "round %d: the falsely shared region on rank %d after the barrier", round,
+                 homes[hi]);
             if (homes[hi] == me && !swcc)
-                SAME(agora_gptr_to_local(base), want, kSharedBytes, "round %d: the region through the local pointer", round);
+                SAME(agora_gptr_to_local(base), want, kSharedBytes, "round %d: the region through the local pointer",
+                     round);
         }
         OK(agora_barrier());
     }
@@ -1043,15 +1088,18 @@ static void *gptr_thread(void *arg)
         case 0:
         case 1: {
             word_t v = {.l = mix(r)};
-            if ((r >> 32) % 7 == 0) OK(agora_gptr_write(agora_gptr_add(g, at), &v, w));
-            else OK(agora_gptr_write_async(agora_gptr_add(g, at), &v, w, sig));
+            if ((r >> 32) % 7 == 0)
+                OK(agora_gptr_write(agora_gptr_add(g, at), &v, w));
+            else
+                OK(agora_gptr_write_async(agora_gptr_add(g, at), &v, w, sig));
             memcpy(shadow_t[t] + at, v.b, w);
             break;
         }
         case 2: {
             uint8_t src[64];
             uint32_t len = 1 + (uint32_t)((r >> 44) % 64), from = (uint32_t)((r >> 50) % (kThreadWin - len + 1));
-            for (uint32_t i = 0; i < len; ++i) src[i] = (uint8_t)mix(r + i);
+            for (uint32_t i = 0; i < len; ++i)
+                src[i] = (uint8_t)mix(r + i);
             OK(agora_gptr_put(agora_gptr_add(g, from), src, len));
             memcpy(shadow_t[t] + from, src, len);
             break;
@@ -1064,7 +1112,8 @@ static void *gptr_thread(void *arg)
         }
         default: {
             int i = 0;
-            while (i < kThreadRecs && recs_t[i].used) ++i;
+            while (i < kThreadRecs && recs_t[i].used)
+                ++i;
             if (i == kThreadRecs) {
                 wait_zero(&s, "thread");
                 OK(agora_gptr_sync());
@@ -1101,7 +1150,8 @@ static void test_threads(int ops)
     int n = agora_thread_slots();
     CHECK(n >= 2 && n <= 64, "%d thread slots", n);
     agora_thread_t th[64];
-    for (int k = 0; k < n; ++k) OK(agora_thread_create(&th[k], gptr_thread, (void *)(intptr_t)k));
+    for (int k = 0; k < n; ++k)
+        OK(agora_thread_create(&th[k], gptr_thread, (void *)(intptr_t)k));
     for (int k = 0; k < n; ++k) {
         void *ret = NULL;
         OK(agora_thread_join(th[k], &ret));
@@ -1147,7 +1197,8 @@ static void test_errors(int only0)
     CHECK(agora_gptr_mem_alloc(64, NULL) == AGORA_ERR_INVALID_ARGUMENT, "agora_gptr_mem_alloc with a NULL out");
 
     agora_gptr_t base = alloc_checked(100); /* 64 KiB allocated */
-    CHECK(agora_gptr_offset(base) == 0, "the first allocation is at offset %llu", (unsigned long long)agora_gptr_offset(base));
+    CHECK(agora_gptr_offset(base) == 0, "the first allocation is at offset %llu",
+          (unsigned long long)agora_gptr_offset(base));
     int right = (me + 1) % nr;
     agora_gptr_t rb = agora_gptr_on(base, right);
     uint8_t buf[64];
@@ -1310,19 +1361,30 @@ static void run_subtest(const char *test, int argc, char **argv)
     OK(agora_gptr_stats_reset());
     OK(agora_barrier());
     rnd_state = mix(77 + me);
-    if (strcmp(test, "scalar") == 0) test_scalar();
-    else if (strcmp(test, "async") == 0) test_async();
-    else if (strcmp(test, "bulk") == 0) test_bulk(argc > 0 ? strtoull(argv[0], NULL, 0) : (1u << 20) + 13);
-    else if (strcmp(test, "store") == 0) test_store();
-    else if (strcmp(test, "order") == 0) test_order(argc > 0 ? atoi(argv[0]) : 8000);
+    if (strcmp(test, "scalar") == 0)
+        test_scalar();
+    else if (strcmp(test, "async") == 0)
+        test_async();
+    else if (strcmp(test, "bulk") == 0)
+        test_bulk(argc > 0 ? strtoull(argv[0], NULL, 0) : (1u << 20) + 13);
+    else if (strcmp(test, "store") == 0)
+        test_store();
+    else if (strcmp(test, "order") == 0)
+        test_order(argc > 0 ? atoi(argv[0]) : 8000);
     else if (strcmp(test, "visibility") == 0)
         test_visibility(argc > 0 ? atoi(argv[0]) : 30, argc > 1 ? atoi(argv[1]) : 300);
-    else if (strcmp(test, "sharing") == 0) test_sharing(argc > 0 ? atoi(argv[0]) : 6);
-    else if (strcmp(test, "threads") == 0) test_threads(argc > 0 ? atoi(argv[0]) : 3000);
-    else if (strcmp(test, "errors") == 0) test_errors(argc > 0 && strcmp(argv[0], "only0") == 0);
-    else if (strcmp(test, "zero_end") == 0) test_zero_end();
-    else if (strcmp(test, "alloc_differ") == 0) test_alloc_differ();
-    else CHECK(0, "unknown sub-test %s", test);
+    else if (strcmp(test, "sharing") == 0)
+        test_sharing(argc > 0 ? atoi(argv[0]) : 6);
+    else if (strcmp(test, "threads") == 0)
+        test_threads(argc > 0 ? atoi(argv[0]) : 3000);
+    else if (strcmp(test, "errors") == 0)
+        test_errors(argc > 0 && strcmp(argv[0], "only0") == 0);
+    else if (strcmp(test, "zero_end") == 0)
+        test_zero_end();
+    else if (strcmp(test, "alloc_differ") == 0)
+        test_alloc_differ();
+    else
+        CHECK(0, "unknown sub-test %s", test);
     OK(agora_barrier());
     if (me == 0) printf("PASS gptr %s on %d ranks under %s\n", test, nr, scheme);
 }
@@ -1348,7 +1410,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc;) {
         const char *test = argv[i++];
         int first_arg = i;
-        while (i < argc && ((argv[i][0] >= '0' && argv[i][0] <= '9') || strcmp(argv[i], "only0") == 0)) ++i;
+        while (i < argc && ((argv[i][0] >= '0' && argv[i][0] <= '9') || strcmp(argv[i], "only0") == 0))
+            ++i;
         run_subtest(test, i - first_arg, argv + first_arg);
     }
     OK(agora_finalize());

@@ -9,19 +9,20 @@
 #include "check.h"
 
 #define PAGE 4096
-#define VAR(i) (*(volatile long *)(vars + (i) * PAGE))
+#define VAR(i) (*(volatile long *)(vars + (i)*PAGE))
 
 static char *vars;
 
 /* Store buffering: r0: x=1; a=y.  r1: y=1; b=x.  a==0 && b==0 is forbidden. */
-static void store_buffering(int iters) {
+static void store_buffering(int iters)
+{
     long *seen = test_alloc(2 * PAGE);
     int me = agora_rank();
     long relaxed = 0;
     for (int it = 1; it <= iters; it++) {
         if (me < 2) {
-            VAR(me) = it;                       /* x = VAR(0), y = VAR(1) */
-            seen[me * PAGE / 8] = VAR(1 - me);  /* read the other's variable */
+            VAR(me) = it;                      /* x = VAR(0), y = VAR(1) */
+            seen[me * PAGE / 8] = VAR(1 - me); /* read the other's variable */
         }
         agora_barrier();
         if (me == 0) {
@@ -35,7 +36,8 @@ static void store_buffering(int iters) {
 }
 
 /* Message passing: r0: data=it; flag=it.  r1: wait flag==it; data must be it. */
-static void message_passing(int iters) {
+static void message_passing(int iters)
+{
     int me = agora_rank();
     for (int it = 1; it <= iters; it++) {
         if (me == 0) {
@@ -54,11 +56,14 @@ static void message_passing(int iters) {
 /* Independent reads of independent writes: r0: x=it. r1: y=it.
  * r2: a=x; b=y.  r3: c=y; d=x.  (a,b,c,d) = (new,old,new,old) is forbidden:
  * the two readers would disagree on the order of the two writes. */
-static void iriw(int iters) {
+static void iriw(int iters)
+{
     int me = agora_rank();
     for (int it = 1; it <= iters; it++) {
-        if (me == 0) VAR(0) = it;
-        else if (me == 1) VAR(1) = it;
+        if (me == 0)
+            VAR(0) = it;
+        else if (me == 1)
+            VAR(1) = it;
         else if (me == 2) {
             long a = VAR(0), b = VAR(1);
             VAR(2) = (a == it) * 2 + (b == it);
@@ -77,10 +82,12 @@ static void iriw(int iters) {
 
 /* Coherence of read-read: a rank reading one location twice never sees it go
  * back in time while another rank keeps increasing it. */
-static void corr(int iters) {
+static void corr(int iters)
+{
     int me = agora_rank();
     if (me == 0) {
-        for (int v = 1; v <= iters; v++) VAR(0) = v;
+        for (int v = 1; v <= iters; v++)
+            VAR(0) = v;
     } else {
         long last = 0;
         while (last < iters) {
@@ -92,18 +99,23 @@ static void corr(int iters) {
     agora_barrier();
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     agora_init(&argc, &argv);
     const char *name = argc > 1 ? argv[1] : "sb";
     int iters = argc > 2 ? atoi(argv[2]) : 1000;
     vars = test_alloc_placed(8 * PAGE, AGORA_PLACE_CYCLIC, 0);
-    if (!strcmp(name, "sb")) store_buffering(iters);
-    else if (!strcmp(name, "mp")) message_passing(iters);
+    if (!strcmp(name, "sb"))
+        store_buffering(iters);
+    else if (!strcmp(name, "mp"))
+        message_passing(iters);
     else if (!strcmp(name, "iriw")) {
         CHECK(agora_nranks() >= 4, "iriw needs 4 ranks");
         iriw(iters);
-    } else if (!strcmp(name, "corr")) corr(iters);
-    else CHECK(0, "unknown litmus test %s", name);
+    } else if (!strcmp(name, "corr"))
+        corr(iters);
+    else
+        CHECK(0, "unknown litmus test %s", name);
     PASS(name);
     agora_finalize();
     return 0;

@@ -19,14 +19,16 @@
 
 #define PAGE 4096
 
-static long stat_value(const char *key) {
+static long stat_value(const char *key)
+{
     char buf[4096];
     agora_stats_json(buf, sizeof buf);
     char *at = strstr(buf, key);
     return at ? atol(at + strlen(key) + 3) : -1; /* "key": value */
 }
 
-static long resident_kib(void) {
+static long resident_kib(void)
+{
     long pages = 0, resident = 0;
     FILE *f = fopen("/proc/self/statm", "r");
     if (!f || fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = -1;
@@ -36,7 +38,8 @@ static long resident_kib(void) {
 
 /* r0: data = it; lock; flag = it; unlock.   r1: lock; f = flag; unlock until
  * f == it; then data must be it. data and flag are on different pages. */
-static void message_passing(int iters) {
+static void message_passing(int iters)
+{
     long *mem = test_alloc(2 * PAGE);
     volatile long *data = mem, *flag = mem + PAGE / 8;
     agora_lock_t *lock = test_lock_create();
@@ -63,7 +66,8 @@ static void message_passing(int iters) {
 
 /* r0: x = it; a = y.   r1: y = it; b = x.  No synchronisation between the
  * store and the load, so release consistency allows a < it && b < it. */
-static void store_buffering(int iters) {
+static void store_buffering(int iters)
+{
     long *mem = test_alloc(4 * PAGE);
     volatile long *x = mem, *y = mem + PAGE / 8;
     long *seen = mem + 2 * PAGE / 8; /* seen[0] on page 2, seen[PAGE/8] on page 3 */
@@ -91,7 +95,8 @@ static void store_buffering(int iters) {
     if (me == 0) printf("sb: %d iterations, %ld with both stores missed (allowed)\n", iters, relaxed);
 }
 
-static void counter(int iters) {
+static void counter(int iters)
+{
     long *c = test_alloc(PAGE);
     agora_lock_t *lock = test_lock_create();
     for (int i = 0; i < iters; i++) {
@@ -100,17 +105,18 @@ static void counter(int iters) {
         agora_unlock(lock);
     }
     agora_barrier();
-    CHECK(*c == (long)iters * agora_nranks(), "counter %ld, expected %ld", *c,
-          (long)iters * agora_nranks());
+    CHECK(*c == (long)iters * agora_nranks(), "counter %ld, expected %ld", *c, (long)iters * agora_nranks());
 }
 
 /* Words w of 8 pages, interleaved: rank r owns w with w % N == r. */
-static void false_sharing(int iters) {
+static void false_sharing(int iters)
+{
     const int words = 8 * PAGE / 8;
     long *a = test_alloc(words * sizeof(long));
     int me = agora_rank(), n = agora_nranks();
     for (int it = 1; it <= iters; it++) {
-        for (int w = me; w < words; w += n) a[w] = (long)it * 100000 + w;
+        for (int w = me; w < words; w += n)
+            a[w] = (long)it * 100000 + w;
         agora_barrier();
         for (int w = 0; w < words; w++)
             CHECK(a[w] == (long)it * 100000 + w, "iteration %d: word %d is %ld", it, w, a[w]);
@@ -118,7 +124,8 @@ static void false_sharing(int iters) {
     }
 }
 
-static void handoffs(int count) {
+static void handoffs(int count)
+{
     long *mem = test_alloc(2 * PAGE);
     volatile long *turn = mem, *total = mem + 1;
     agora_lock_t *lock = test_lock_create();
@@ -155,17 +162,24 @@ static void handoffs(int count) {
     }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     agora_init(&argc, &argv);
     CHECK(argc == 3, "usage: lrc mp|sb|counter|false|handoffs N");
     const char *name = argv[1];
     int n = atoi(argv[2]);
-    if (!strcmp(name, "mp")) message_passing(n);
-    else if (!strcmp(name, "sb")) store_buffering(n);
-    else if (!strcmp(name, "counter")) counter(n);
-    else if (!strcmp(name, "false")) false_sharing(n);
-    else if (!strcmp(name, "handoffs")) handoffs(n);
-    else CHECK(0, "unknown test %s", name);
+    if (!strcmp(name, "mp"))
+        message_passing(n);
+    else if (!strcmp(name, "sb"))
+        store_buffering(n);
+    else if (!strcmp(name, "counter"))
+        counter(n);
+    else if (!strcmp(name, "false"))
+        false_sharing(n);
+    else if (!strcmp(name, "handoffs"))
+        handoffs(n);
+    else
+        CHECK(0, "unknown test %s", name);
     PASS(name);
     agora_finalize();
     return 0;

@@ -31,7 +31,8 @@
 
 #include "check.h"
 
-static void *second_barrier(void *arg) {
+static void *second_barrier(void *arg)
+{
     (void)arg;
     usleep(200 * 1000); /* main is in the barrier by now; rank 1 is not */
     int status = agora_barrier();
@@ -39,13 +40,15 @@ static void *second_barrier(void *arg) {
     return NULL;
 }
 
-static void *thread_barrier(void *arg) {
+static void *thread_barrier(void *arg)
+{
     (void)arg;
     return (void *)(intptr_t)agora_barrier();
 }
 
 /* Misuse the runtime reports at once; returns 1 if `how` was one of them. */
-static int misuse_at_once(const char *how) {
+static int misuse_at_once(const char *how)
+{
     if (!strcmp(how, "lock_twice")) {
         agora_lock_t *lk = test_lock_create();
         CHECK(agora_lock(lk) == 0, "lock failed");
@@ -80,10 +83,11 @@ static int misuse_at_once(const char *how) {
     exit(0);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     const char *how = argc > 1 ? argv[1] : "ok";
-    if (!strcmp(how, "occupied") &&
-        mmap((void *)(0x200000000000ull + (2ull << 30)), 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) == MAP_FAILED) {
+    if (!strcmp(how, "occupied") && mmap((void *)(0x200000000000ull + (2ull << 30)), 4096, PROT_READ,
+                                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) == MAP_FAILED) {
         perror("mmap");
         return 0; /* the test expects a failure: this one would not be agora's */
     }
@@ -171,7 +175,7 @@ int main(int argc, char **argv) {
         c[agora_rank() * 4096] = 1;
     }
     data[agora_rank()] = 1;
-    agora_barrier();  /* the survivors wait here for the dead rank */
+    agora_barrier(); /* the survivors wait here for the dead rank */
     agora_finalize();
     return 0;
 }

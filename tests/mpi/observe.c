@@ -17,7 +17,8 @@ static void compute(int ms)
 {
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    do clock_gettime(CLOCK_MONOTONIC, &t);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
     while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 }
 
@@ -37,12 +38,14 @@ int main(int argc, char **argv)
     /* Writes to the other rank's pages (write faults), then reads of them. */
     for (int round = 0; round < 3; round++) {
         int first = me == 0 ? PAGES / 2 : 0;
-        for (int p = first; p < first + PAGES / 2; p++) a[p * page + 8 * me + round] = (char)(1 + me);
+        for (int p = first; p < first + PAGES / 2; p++)
+            a[p * page + 8 * me + round] = (char)(1 + me);
         agora_barrier();
         /* Each rank writes its own home pages; the other then reads them
          * (read faults: its copies are stale). */
         int home = me == 0 ? 0 : PAGES / 2, other = me == 0 ? PAGES / 2 : 0;
-        for (int p = home; p < home + PAGES / 2; p++) a[p * page + 200] = (char)(10 + round);
+        for (int p = home; p < home + PAGES / 2; p++)
+            a[p * page + 200] = (char)(10 + round);
         agora_barrier();
         for (int p = other; p < other + PAGES / 2; p++)
             CHECK(a[p * page + 200] == 10 + round, "page %d holds %d", p, a[p * page + 200]);
@@ -56,14 +59,17 @@ int main(int argc, char **argv)
     /* Rank 1 computes outside Agora; rank 0 reads pages rank 1 homes (fresh
      * copies after rank 1's writes), which rank 1's napping service serves. */
     if (me == 1) {
-        for (int p = PAGES / 2; p < PAGES; p++) a[p * page + 100] = 5;
+        for (int p = PAGES / 2; p < PAGES; p++)
+            a[p * page + 100] = 5;
     }
     agora_barrier();
-    if (me == 1) compute(300);
+    if (me == 1)
+        compute(300);
     else {
         usleep(50000);
         long seen = 0;
-        for (int p = PAGES / 2; p < PAGES; p++) seen += a[p * page + 100];
+        for (int p = PAGES / 2; p < PAGES; p++)
+            seen += a[p * page + 100];
         CHECK(seen == 5 * PAGES / 2, "read rank 1's writes (got %ld)", seen);
     }
     agora_barrier();

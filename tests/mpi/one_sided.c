@@ -29,7 +29,8 @@ static void compute(double seconds)
 {
     double x = 0, end = now() + seconds;
     while (now() < end)
-        for (int i = 0; i < 10000; ++i) x += i * 0.5;
+        for (int i = 0; i < 10000; ++i)
+            x += i * 0.5;
     g_sink = x;
 }
 
@@ -49,7 +50,8 @@ static void fill(char *buf, int round)
 {
     for (int p = 0; p < kPages; ++p) {
         int *ints = (int *)(buf + (size_t)p * kPage);
-        for (int i = 0; i < kPage / (int)sizeof(int); i += 64) ints[i] = round * 1000 + p;
+        for (int i = 0; i < kPage / (int)sizeof(int); i += 64)
+            ints[i] = round * 1000 + p;
     }
 }
 
@@ -58,8 +60,8 @@ static void verify(const char *name, const char *buf, int round)
     for (int p = 0; p < kPages; ++p) {
         const int *ints = (const int *)(buf + (size_t)p * kPage);
         for (int i = 0; i < kPage / (int)sizeof(int); i += 64)
-            CHECK(ints[i] == round * 1000 + p, "%s page %d int %d: %d, expected %d (round %d)", name, p, i,
-                  ints[i], round * 1000 + p, round);
+            CHECK(ints[i] == round * 1000 + p, "%s page %d int %d: %d, expected %d (round %d)", name, p, i, ints[i],
+                  round * 1000 + p, round);
     }
 }
 

@@ -23,7 +23,8 @@ struct job {
     long seed;
 };
 
-static int expected_home(long i, long pages, long placement, long on_rank, long np) {
+static int expected_home(long i, long pages, long placement, long on_rank, long np)
+{
     if (placement == AGORA_PLACE_BLOCK) return (int)(i * np / pages);
     if (placement == AGORA_PLACE_CYCLIC) return (int)(i % np);
     return (int)on_rank;
@@ -32,21 +33,23 @@ static int expected_home(long i, long pages, long placement, long on_rank, long 
 static long value(long seed, long page, long word) { return seed * 1000003 + page * 4099 + word + 1; }
 
 /* Every page's home as this rank sees it; returns the number of mismatches. */
-static long check_homes(const struct job *j) {
+static long check_homes(const struct job *j)
+{
     long bad = 0;
     for (long i = 0; i < j->pages; i++) {
         int want = expected_home(i, j->pages, j->placement, j->on_rank, j->np);
         int got = agora_home_of((char *)j->mem + i * PAGE);
         if (got != want) {
-            fprintf(stderr, "rank %d: page %ld of %ld (placement %ld): home %d, expected %d\n",
-                    agora_rank(), i, j->pages, j->placement, got, want);
+            fprintf(stderr, "rank %d: page %ld of %ld (placement %ld): home %d, expected %d\n", agora_rank(), i,
+                    j->pages, j->placement, got, want);
             bad++;
         }
     }
     return bad;
 }
 
-static void *writer(void *arg) {
+static void *writer(void *arg)
+{
     struct job *j = arg;
     long bad = check_homes(j);
     for (long i = j->slot; i < j->pages; i += j->nslots)
@@ -57,7 +60,8 @@ static void *writer(void *arg) {
     return (void *)(intptr_t)bad;
 }
 
-static void *reader(void *arg) {
+static void *reader(void *arg)
+{
     struct job *j = arg;
     long bad = check_homes(j);
     for (long i = 0; i < j->pages; i++)
@@ -66,7 +70,8 @@ static void *reader(void *arg) {
     return (void *)(intptr_t)bad;
 }
 
-static void *zero_reader(void *arg) {
+static void *zero_reader(void *arg)
+{
     struct job *j = arg;
     long bad = check_homes(j);
     for (long i = 0; i < j->pages; i++)
@@ -75,13 +80,15 @@ static void *zero_reader(void *arg) {
     return (void *)(intptr_t)bad;
 }
 
-static void *freer(void *arg) {
+static void *freer(void *arg)
+{
     struct job *j = arg;
     return (void *)(intptr_t)agora_mem_free(j->mem);
 }
 
 /* Runs fn on one thread per rank (job k on rank k) and sums what they return. */
-static long on_every_rank(void *(*fn)(void *), struct job *jobs, long np) {
+static long on_every_rank(void *(*fn)(void *), struct job *jobs, long np)
+{
     agora_thread_t t[MAX_RANKS];
     for (long r = 0; r < np; r++)
         CHECK(agora_thread_create_on(&t[r], (int)r, fn, &jobs[r]) == AGORA_OK, "create on rank %ld", r);
@@ -96,7 +103,8 @@ static long on_every_rank(void *(*fn)(void *), struct job *jobs, long np) {
 
 /* jobs: np of them, in global memory. Allocates, writes from every rank,
  * reads back from every rank; returns the memory (still allocated). */
-static long *exercise(struct job *jobs, long np, long pages, long placement, long on_rank, long seed) {
+static long *exercise(struct job *jobs, long np, long pages, long placement, long on_rank, long seed)
+{
     long *mem = test_malloc_placed((size_t)pages * PAGE, (agora_placement_t)placement, (int)on_rank);
     CHECK(mem != NULL, "test_malloc_placed(%ld pages, placement %ld)", pages, placement);
     CHECK((uintptr_t)mem % PAGE == 0, "not page-aligned: %p", (void *)mem);
@@ -120,7 +128,8 @@ struct worker {
     long id, np, bad;
 };
 
-static void *concurrent(void *arg) {
+static void *concurrent(void *arg)
+{
     struct worker *me = arg;
     long *live[2] = {NULL, NULL};
     long sizes[2] = {0, 0};
@@ -153,25 +162,30 @@ static void *concurrent(void *arg) {
     return NULL;
 }
 
-static void exhaust(void) {
+static void exhaust(void)
+{
     /* The placed region is a quarter of AGORA_MEMORY: fill it with 1 MiB
      * blocks, check the failure, free them all, and fill it again. */
     enum { MAX_BLOCKS = 1 << 12 };
     static void *blocks[MAX_BLOCKS];
     long n = 0;
-    while (n < MAX_BLOCKS && (blocks[n] = test_malloc_placed(1 << 20, AGORA_PLACE_CYCLIC, 0)) != NULL) n++;
+    while (n < MAX_BLOCKS && (blocks[n] = test_malloc_placed(1 << 20, AGORA_PLACE_CYCLIC, 0)) != NULL)
+        n++;
     CHECK(n > 0 && n < MAX_BLOCKS, "%ld blocks of 1 MiB before exhaustion", n);
-    for (long i = 0; i < n; i++) CHECK(agora_mem_free(blocks[i]) == AGORA_OK, "free of block %ld", i);
+    for (long i = 0; i < n; i++)
+        CHECK(agora_mem_free(blocks[i]) == AGORA_OK, "free of block %ld", i);
     long again = 0;
     while (again < MAX_BLOCKS && (blocks[again] = test_malloc_placed(1 << 20, AGORA_PLACE_BLOCK, 0)) != NULL)
         again++;
     CHECK(again == n, "%ld blocks after freeing all, %ld before", again, n);
-    for (long i = 0; i < again; i++) CHECK(agora_mem_free(blocks[i]) == AGORA_OK, "free of block %ld", i);
+    for (long i = 0; i < again; i++)
+        CHECK(agora_mem_free(blocks[i]) == AGORA_OK, "free of block %ld", i);
     CHECK(test_malloc_placed(SIZE_MAX, AGORA_PLACE_RANK, 0) == NULL, "SIZE_MAX bytes allocated");
     printf("placed region held %ld blocks of 1 MiB\n", n);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     agora_init(&argc, &argv);
     if (agora_rank() == 0) {
         long np = agora_nranks();
@@ -219,19 +233,21 @@ int main(int argc, char **argv) {
         CHECK(agora_mem_free(blk) == AGORA_ERR_BAD_POINTER, "double free not detected");
         long *again = test_malloc_placed((size_t)pages * PAGE, AGORA_PLACE_BLOCK, 0);
         CHECK(again == blk, "freed pages not reused: %p, freed %p", (void *)again, (void *)blk);
-        for (long r = 0; r < np; r++) jobs[r] = (struct job){again, pages, AGORA_PLACE_BLOCK, 0, np, r, np, 5};
+        for (long r = 0; r < np; r++)
+            jobs[r] = (struct job){again, pages, AGORA_PLACE_BLOCK, 0, np, r, np, 5};
         long bad = on_every_rank(zero_reader, jobs, np);
         CHECK(bad == 0, "%ld non-zero words or bad homes in reused memory", bad);
         CHECK(agora_mem_free(again) == AGORA_OK, "free of the reused block");
         long *moved = exercise(jobs, np, pages, AGORA_PLACE_CYCLIC, 0, 6);
-        CHECK(moved == blk, "freed pages not reused under another placement: %p, freed %p", (void *)moved,
-              (void *)blk);
-        for (long r = 0; r < np; r++) jobs[r].mem = moved;
+        CHECK(moved == blk, "freed pages not reused under another placement: %p, freed %p", (void *)moved, (void *)blk);
+        for (long r = 0; r < np; r++)
+            jobs[r].mem = moved;
         CHECK(agora_mem_free(moved) == AGORA_OK, "free of the moved block");
         long *third = exercise(jobs, np, pages, AGORA_PLACE_RANK, np - 1, 7);
         CHECK(third == blk, "freed pages not reused a third time");
-        CHECK(agora_mem_free(third) == AGORA_OK && agora_mem_free(cyc) == AGORA_OK && agora_mem_free(last) == AGORA_OK &&
-                  agora_mem_free(first) == AGORA_OK && agora_mem_free(tiny) == AGORA_OK,
+        CHECK(agora_mem_free(third) == AGORA_OK && agora_mem_free(cyc) == AGORA_OK &&
+                  agora_mem_free(last) == AGORA_OK && agora_mem_free(first) == AGORA_OK &&
+                  agora_mem_free(tiny) == AGORA_OK,
               "frees of the rest");
 
         /* Threads on every rank allocate and free at once. */
@@ -249,8 +265,8 @@ int main(int argc, char **argv) {
         }
         /* Everything was freed: the whole region is one free run again. */
         long *all = test_malloc_placed((size_t)pages * PAGE, AGORA_PLACE_BLOCK, 0);
-        CHECK(all == blk, "placed region not whole after the concurrent rounds: %p, expected %p",
-              (void *)all, (void *)blk);
+        CHECK(all == blk, "placed region not whole after the concurrent rounds: %p, expected %p", (void *)all,
+              (void *)blk);
         CHECK(agora_mem_free(all) == AGORA_OK, "last free");
         agora_mem_free(workers);
         agora_mem_free(jobs);

@@ -20,14 +20,16 @@
 
 #define PAGE 4096
 
-static long stat_value(const char *key) {
+static long stat_value(const char *key)
+{
     char buf[4096];
     agora_stats_json(buf, sizeof buf);
     char *at = strstr(buf, key);
     return at ? atol(at + strlen(key) + 3) : -1; /* "key": value */
 }
 
-static void cross_lock(int iters, const char *path) {
+static void cross_lock(int iters, const char *path)
+{
     long *mem = test_alloc(2 * PAGE);
     volatile long *data = mem, *other = mem + PAGE / 8;
     agora_lock_t *locks = test_lock_array_create(2); /* consecutive ids: different managers */
@@ -64,8 +66,10 @@ static void cross_lock(int iters, const char *path) {
             long d = *data;
             *other = it; /* something to do in the span */
             agora_unlock(&locks[1]);
-            CHECK(d == it, "iteration %d: a span of lock B started after rank 0's span of lock A, "
-                  "but the ordinary store before it is not visible (data %ld): rule 1", it, d);
+            CHECK(d == it,
+                  "iteration %d: a span of lock B started after rank 0's span of lock A, "
+                  "but the ordinary store before it is not visible (data %ld): rule 1",
+                  it, d);
         }
         agora_barrier();
     }
@@ -73,7 +77,8 @@ static void cross_lock(int iters, const char *path) {
     if (me == 0) unlink(path);
 }
 
-static void nested(int iters) {
+static void nested(int iters)
+{
     long *mem = test_alloc(4 * PAGE);
     volatile long *x = mem, *y = mem + PAGE / 8, *fb = mem + 2 * PAGE / 8, *fa = mem + 3 * PAGE / 8;
     agora_lock_t *locks = test_lock_array_create(2);
@@ -110,7 +115,8 @@ static void nested(int iters) {
     }
 }
 
-static void accumulator(int iters, const char *expect) {
+static void accumulator(int iters, const char *expect)
+{
     long *acc = test_alloc(PAGE);
     agora_lock_t *lock = test_lock_create();
     agora_barrier();
@@ -125,16 +131,20 @@ static void accumulator(int iters, const char *expect) {
     agora_barrier();
     CHECK(*acc == (long)iters * agora_nranks(), "sum %ld, expected %ld", *acc, (long)iters * agora_nranks());
     if (!strcmp(expect, "updates")) {
-        CHECK(fetched <= 2, "the accumulator's page was fetched %ld times in %d spans: updates should "
-              "have kept the copy current", fetched, iters);
+        CHECK(fetched <= 2,
+              "the accumulator's page was fetched %ld times in %d spans: updates should "
+              "have kept the copy current",
+              fetched, iters);
         CHECK(agora_rank() == 0 || agora_nranks() == 1 || updates > 0, "no update applied");
     } else {
         CHECK(fetched <= iters, "page fetched %ld times in %d spans", fetched, iters);
     }
-    if (agora_rank() == 0) printf("accumulator: rank 0 fetched the page %ld times, applied %ld updates\n", fetched, updates);
+    if (agora_rank() == 0)
+        printf("accumulator: rank 0 fetched the page %ld times, applied %ld updates\n", fetched, updates);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     agora_init(&argc, &argv);
     const char *how = argc > 1 ? argv[1] : "";
     int iters = argc > 2 ? atoi(argv[2]) : 100;

@@ -28,7 +28,8 @@
 
 #define PAGE 4096
 
-static int env_int(const char *name, int fallback) {
+static int env_int(const char *name, int fallback)
+{
     const char *s = getenv(name);
     return s && *s ? atoi(s) : fallback;
 }
@@ -36,18 +37,22 @@ static int env_int(const char *name, int fallback) {
 static int world_size(void) { return env_int("OMPI_COMM_WORLD_SIZE", env_int("PMI_SIZE", -1)); }
 static int servers(void) { return env_int("AGORA_MEMORY_SERVERS", 0); }
 
-static long stripe_bytes(void) {
+static long stripe_bytes(void)
+{
     const char *s = getenv("AGORA_STRIPE");
     if (!s || !*s) return PAGE;
     char *end;
     long v = strtol(s, &end, 10);
-    if (*end == 'K' || *end == 'k') v <<= 10;
-    else if (*end == 'M' || *end == 'm') v <<= 20;
+    if (*end == 'K' || *end == 'k')
+        v <<= 10;
+    else if (*end == 'M' || *end == 'm')
+        v <<= 20;
     return v;
 }
 
 /* Every page of [p, p+bytes) homed on a server, one stripe after another. */
-static void check_striped(const char *what, char *p, size_t bytes) {
+static void check_striped(const char *what, char *p, size_t bytes)
+{
     int c = agora_nranks(), m = servers();
     long stripe = stripe_bytes();
     int prev = -1;
@@ -59,19 +64,21 @@ static void check_striped(const char *what, char *p, size_t bytes) {
         if (prev >= 0) {
             /* The same server within a stripe, the next one across a stripe boundary. */
             int expect = addr % stripe == 0 ? c + (prev - c + 1) % m : prev;
-            CHECK(h == expect, "%s: page %zu homed on %d, expected %d (stripe %ld bytes)", what, off / PAGE, h,
-                  expect, stripe);
+            CHECK(h == expect, "%s: page %zu homed on %d, expected %d (stripe %ld bytes)", what, off / PAGE, h, expect,
+                  stripe);
         }
         prev = h;
     }
 }
 
-static void *where_am_i(void *arg) {
+static void *where_am_i(void *arg)
+{
     (void)arg;
     return (void *)(long)agora_rank();
 }
 
-static void layout(void) {
+static void layout(void)
+{
     int me = agora_rank(), c = agora_nranks(), n = world_size(), m = servers();
     CHECK(m > 0, "run with --memory-servers M");
     CHECK(n < 0 || c == n - m, "agora_nranks() is %d; %d processes less %d servers is %d", c, n, m, n - m);
@@ -114,14 +121,16 @@ static void layout(void) {
     agora_barrier();
     char *again = test_malloc_placed(16 * PAGE, AGORA_PLACE_BLOCK, 0);
     CHECK(again != NULL, "agora_malloc_placed again");
-    for (int i = 0; i < 16 * PAGE; i++) CHECK(again[i] == 0, "reused placed byte %d is %d, not 0", i, again[i]);
+    for (int i = 0; i < 16 * PAGE; i++)
+        CHECK(again[i] == 0, "reused placed byte %d is %d, not 0", i, again[i]);
     agora_barrier();
 
     /* Thread placement counts compute ranks only. */
     if (me == 0) {
         agora_thread_t t[8];
-        int k = c < 8 ? c : 8;  /* the placement rule allows c x threads-per-rank at once */
-        for (int i = 0; i < k; i++) CHECK(agora_thread_create(&t[i], where_am_i, NULL) == AGORA_OK, "create %d", i);
+        int k = c < 8 ? c : 8; /* the placement rule allows c x threads-per-rank at once */
+        for (int i = 0; i < k; i++)
+            CHECK(agora_thread_create(&t[i], where_am_i, NULL) == AGORA_OK, "create %d", i);
         for (int i = 0; i < k; i++) {
             void *ret;
             CHECK(t[i].rank >= 0 && t[i].rank < c, "thread %d placed on rank %d", i, t[i].rank);
@@ -136,7 +145,8 @@ static void layout(void) {
 
 /* The pid of this job's process of MPI rank `rank` (its environment says
  * OMPI_COMM_WORLD_RANK and the same job id), or -1. */
-static pid_t pid_of_rank(int rank) {
+static pid_t pid_of_rank(int rank)
+{
     const char *job = getenv("OMPI_MCA_ess_base_jobid");
     char want_rank[64], want_job[128];
     snprintf(want_rank, sizeof want_rank, "OMPI_COMM_WORLD_RANK=%d", rank);
@@ -166,7 +176,8 @@ static pid_t pid_of_rank(int rank) {
     return found;
 }
 
-static double cpu_seconds(pid_t pid) {
+static double cpu_seconds(pid_t pid)
+{
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "r");
@@ -174,18 +185,20 @@ static double cpu_seconds(pid_t pid) {
     size_t len = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[len] = 0;
-    char *p = strrchr(buf, ')');  /* after the command name, which may hold spaces */
+    char *p = strrchr(buf, ')'); /* after the command name, which may hold spaces */
     unsigned long utime = 0, stime = 0;
     if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2) return -1;
     return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
 }
 
-static void idle(int seconds) {
+static void idle(int seconds)
+{
     int me = agora_rank(), c = agora_nranks(), m = servers();
     CHECK(m > 0, "run with --memory-servers M");
     size_t bytes = 256 * PAGE;
     char *mem = test_alloc(bytes);
-    for (size_t i = (size_t)me * PAGE; i < bytes; i += (size_t)c * PAGE) mem[i] = 1;  /* traffic first */
+    for (size_t i = (size_t)me * PAGE; i < bytes; i += (size_t)c * PAGE)
+        mem[i] = 1; /* traffic first */
     agora_barrier();
     if (me == 0) {
         double before[64], after[64];
@@ -210,17 +223,20 @@ static void idle(int seconds) {
         sleep((unsigned)seconds);
     }
     agora_barrier();
-    for (size_t i = 0; i < bytes; i += PAGE) CHECK(mem[i] == 1, "page %zu lost its write", i / PAGE);
+    for (size_t i = 0; i < bytes; i += PAGE)
+        CHECK(mem[i] == 1, "page %zu lost its write", i / PAGE);
     agora_barrier();
     PASS("servers idle");
 }
 
-static int cmp_double(const void *a, const void *b) {
+static int cmp_double(const void *a, const void *b)
+{
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static void wake(void) {
+static void wake(void)
+{
     int me = agora_rank(), m = servers();
     CHECK(m > 0, "run with --memory-servers M");
     enum { N = 20 };
@@ -243,7 +259,8 @@ static void wake(void) {
     PASS("servers wake");
 }
 
-static void kill_server(int sig) {
+static void kill_server(int sig)
+{
     int me = agora_rank(), c = agora_nranks(), m = servers();
     CHECK(m > 0, "run with --memory-servers M");
     char *mem = test_alloc(64 * PAGE);
@@ -254,21 +271,29 @@ static void kill_server(int sig) {
         fprintf(stderr, "sending signal %d to memory server %d (pid %d)\n", sig, c + m - 1, (int)pid);
         kill(pid, sig);
         sleep(1);
-        for (int i = 0; i < 64; i++) mem[i * PAGE] = 1;  /* some of these are homed on it */
+        for (int i = 0; i < 64; i++)
+            mem[i * PAGE] = 1; /* some of these are homed on it */
     }
     agora_barrier();
     CHECK(0, "the job went on without its memory server");
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     agora_init(&argc, &argv);
     const char *mode = argc > 1 ? argv[1] : "layout";
-    if (!strcmp(mode, "layout")) layout();
-    else if (!strcmp(mode, "idle")) idle(argc > 2 ? atoi(argv[2]) : 3);
-    else if (!strcmp(mode, "wake")) wake();
-    else if (!strcmp(mode, "kill")) kill_server(SIGKILL);
-    else if (!strcmp(mode, "stop")) kill_server(SIGSTOP);
-    else CHECK(0, "unknown mode %s", mode);
+    if (!strcmp(mode, "layout"))
+        layout();
+    else if (!strcmp(mode, "idle"))
+        idle(argc > 2 ? atoi(argv[2]) : 3);
+    else if (!strcmp(mode, "wake"))
+        wake();
+    else if (!strcmp(mode, "kill"))
+        kill_server(SIGKILL);
+    else if (!strcmp(mode, "stop"))
+        kill_server(SIGSTOP);
+    else
+        CHECK(0, "unknown mode %s", mode);
     agora_finalize();
     return 0;
 }

@@ -72,7 +72,8 @@ int main(int argc, char **argv)
     volatile char *pages = test_alloc_placed((size_t)faults * kPage, AGORA_PLACE_RANK, 1);
     CHECK(pages != NULL, "agora_alloc_placed failed");
     if (me == 1)
-        for (int i = 0; i < faults; ++i) pages[(size_t)i * kPage] = (char)(i + 1);
+        for (int i = 0; i < faults; ++i)
+            pages[(size_t)i * kPage] = (char)(i + 1);
     CHECK(agora_barrier() == AGORA_OK, "barrier");
     CHECK(agora_stats_reset() == AGORA_OK, "agora_stats_reset");
     CHECK(agora_barrier() == AGORA_OK, "barrier");
@@ -80,7 +81,8 @@ int main(int argc, char **argv)
         double end = now() + busy_ms / 1000.0;
         volatile uint64_t sink = 0;
         while (now() < end)
-            for (int i = 0; i < 100000; ++i) sink += (uint64_t)i * i;
+            for (int i = 0; i < 100000; ++i)
+                sink += (uint64_t)i * i;
     } else {
         double *us = malloc(sizeof(double) * (size_t)faults);
         CHECK(us != NULL, "malloc");
@@ -94,8 +96,8 @@ int main(int argc, char **argv)
         qsort(us, (size_t)faults, sizeof *us, compare);
         agora_stats_t s;
         CHECK(agora_stats_get(&s, AGORA_STATS_RANK) == AGORA_OK, "agora_stats_get");
-        printf("rank 0 busy home: gap_us %d faults %d median_us %.1f p90_us %.1f remote_doorbells %llu\n", gap_us, faults,
-               us[faults / 2], us[faults * 9 / 10], (unsigned long long)s.remote_doorbells);
+        printf("rank 0 busy home: gap_us %d faults %d median_us %.1f p90_us %.1f remote_doorbells %llu\n", gap_us,
+               faults, us[faults / 2], us[faults * 9 / 10], (unsigned long long)s.remote_doorbells);
         fflush(stdout);
         free(us);
     }

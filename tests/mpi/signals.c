@@ -27,25 +27,25 @@
 
 #include "check.h"
 
-int signals_lib_install(void (*fn)(int, siginfo_t *, void *), struct sigaction *old);  /* signals_lib.c */
+int signals_lib_install(void (*fn)(int, siginfo_t *, void *), struct sigaction *old); /* signals_lib.c */
 
 #define PAGE 4096
 
 static int me = -1;
 /* CHECK needs the runtime for the rank; after finalize use this one. */
-#define CHECK_AFTER(cond, ...)                                                                 \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "rank %d: check failed at %s:%d: %s: ", me, __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fprintf(stderr, "\n");                                                             \
-            exit(1);                                                                           \
-        }                                                                                      \
+#define CHECK_AFTER(cond, ...)                                                                                         \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "rank %d: check failed at %s:%d: %s: ", me, __FILE__, __LINE__, #cond);                    \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fprintf(stderr, "\n");                                                                                     \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 /* ---- segv ------------------------------------------------------------------ */
 
-static char *volatile trap;  /* a private page the handlers open after a fault */
+static char *volatile trap; /* a private page the handlers open after a fault */
 static volatile sig_atomic_t info_count, plain_count, jump_count, sent_count;
 static void *volatile info_addr;
 static volatile int sent_code;
@@ -53,25 +53,34 @@ static sigjmp_buf jump_back;
 
 static void open_trap(void) { mprotect(trap, PAGE, PROT_READ | PROT_WRITE); }
 static void close_trap(void) { mprotect(trap, PAGE, PROT_NONE); }
-static void on_info(int sig, siginfo_t *si, void *ctx) {
+static void on_info(int sig, siginfo_t *si, void *ctx)
+{
     (void)sig, (void)ctx;
     info_count++;
     info_addr = si->si_addr;
     open_trap();
 }
-static void on_plain(int sig) { (void)sig; plain_count++; open_trap(); }
-static void on_jump(int sig, siginfo_t *si, void *ctx) {
+static void on_plain(int sig)
+{
+    (void)sig;
+    plain_count++;
+    open_trap();
+}
+static void on_jump(int sig, siginfo_t *si, void *ctx)
+{
     (void)sig, (void)si, (void)ctx;
     jump_count++;
     siglongjmp(jump_back, 1);
 }
-static void on_sent(int sig, siginfo_t *si, void *ctx) {
+static void on_sent(int sig, siginfo_t *si, void *ctx)
+{
     (void)sig, (void)ctx;
     sent_code = si->si_code;
     sent_count++;
 }
 
-static void install(void (*fn)(int, siginfo_t *, void *), int flags, struct sigaction *old) {
+static void install(void (*fn)(int, siginfo_t *, void *), int flags, struct sigaction *old)
+{
     struct sigaction a;
     memset(&a, 0, sizeof a);
     a.sa_sigaction = fn;
@@ -81,23 +90,28 @@ static void install(void (*fn)(int, siginfo_t *, void *), int flags, struct siga
 }
 
 /* Every rank writes its own page, then reads every other rank's (remote faults). */
-static void exchange(int *g, int round) {
+static void exchange(int *g, int round)
+{
     int n = agora_nranks();
-    for (int i = 0; i < PAGE / 4; i++) g[me * (PAGE / 4) + i] = round * 1000 + me;
+    for (int i = 0; i < PAGE / 4; i++)
+        g[me * (PAGE / 4) + i] = round * 1000 + me;
     agora_barrier();
     for (int r = 0; r < n; r++)
         for (int i = 0; i < PAGE / 4; i += 97)
-            CHECK(g[r * (PAGE / 4) + i] == round * 1000 + r, "round %d: page of rank %d reads %d", round,
-                  r, g[r * (PAGE / 4) + i]);
+            CHECK(g[r * (PAGE / 4) + i] == round * 1000 + r, "round %d: page of rank %d reads %d", round, r,
+                  g[r * (PAGE / 4) + i]);
     agora_barrier();
 }
 
-static void wait_for(volatile sig_atomic_t *count, int value) {
-    for (int spins = 0; *count < value && spins < 2000000; spins++) sched_yield();
+static void wait_for(volatile sig_atomic_t *count, int value)
+{
+    for (int spins = 0; *count < value && spins < 2000000; spins++)
+        sched_yield();
 }
 
 static int segv_dies(sighandler_t action);
-static int segv(void) {
+static int segv(void)
+{
     int n = agora_nranks();
     int *g = test_alloc((size_t)n * PAGE);
     trap = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -184,7 +198,8 @@ static int segv(void) {
     return 0;
 }
 
-static int segv_dies(sighandler_t action) {
+static int segv_dies(sighandler_t action)
+{
     agora_barrier();
     signal(SIGSEGV, action);
     volatile uintptr_t wild = 16;
@@ -201,14 +216,20 @@ static atomic_int sender_done;
 static int other_sig, per_signal;
 static long lost_urg, lost_other;
 
-static void on_urg(int sig) { (void)sig; atomic_fetch_add(&urg_seen, 1); }
-static void on_other(int sig, siginfo_t *si, void *ctx) {
+static void on_urg(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&urg_seen, 1);
+}
+static void on_other(int sig, siginfo_t *si, void *ctx)
+{
     (void)sig, (void)si, (void)ctx;
     atomic_fetch_add(&other_seen, 1);
 }
 
 /* One signal at a time (SIGURG does not queue), waiting up to 2 s for its handler. */
-static long send_and_wait(int sig, atomic_long *seen, long expect) {
+static long send_and_wait(int sig, atomic_long *seen, long expect)
+{
     kill(getpid(), sig);
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -216,14 +237,15 @@ static long send_and_wait(int sig, atomic_long *seen, long expect) {
         sched_yield();
         clock_gettime(CLOCK_MONOTONIC, &t);
         if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > 2000000000L) {
-            atomic_fetch_add(seen, 1);  /* count it lost and go on */
+            atomic_fetch_add(seen, 1); /* count it lost and go on */
             return 1;
         }
     }
     return 0;
 }
 
-static void *sender(void *arg) {
+static void *sender(void *arg)
+{
     (void)arg;
     for (long i = 1; i <= per_signal; i++) {
         lost_urg += send_and_wait(SIGURG, &urg_seen, i);
@@ -233,7 +255,8 @@ static void *sender(void *arg) {
     return NULL;
 }
 
-static int flood(const char *sig, int count) {
+static int flood(const char *sig, int count)
+{
     other_sig = strcmp(sig, "auto") ? atoi(sig) : SIGRTMIN + 5;
     per_signal = count;
     int n = agora_nranks();
@@ -259,11 +282,12 @@ static int flood(const char *sig, int count) {
         agora_lock(lock);
         *counter += 1;
         agora_unlock(lock);
-        for (int i = 0; i < PAGE / 4; i += 64) g[me * (PAGE / 4) + i] = (int)rounds;
+        for (int i = 0; i < PAGE / 4; i += 64)
+            g[me * (PAGE / 4) + i] = (int)rounds;
         agora_barrier();
         int other = (me + 1) % n;
-        CHECK(g[other * (PAGE / 4)] == (int)rounds, "round %lld: rank %d's page reads %d", (long long)rounds,
-              other, g[other * (PAGE / 4)]);
+        CHECK(g[other * (PAGE / 4)] == (int)rounds, "round %lld: rank %d's page reads %d", (long long)rounds, other,
+              g[other * (PAGE / 4)]);
         rounds++;
         int64_t done = atomic_load(&sender_done);
         agora_reduce(&done, 1, AGORA_INT64, AGORA_MIN);
@@ -271,13 +295,11 @@ static int flood(const char *sig, int count) {
     }
     pthread_join(t, NULL);
     agora_barrier();
-    CHECK(*counter == rounds * n, "lock counter %lld, expected %lld", (long long)*counter,
-          (long long)(rounds * n));
-    printf("rank %d: %lld rounds; SIGURG %ld/%d (lost %ld), signal %d %ld/%d (lost %ld)\n", me,
-           (long long)rounds, atomic_load(&urg_seen) - lost_urg, count, lost_urg, other_sig,
-           atomic_load(&other_seen) - lost_other, count, lost_other);
-    CHECK(lost_urg == 0 && lost_other == 0 && atomic_load(&urg_seen) == count &&
-              atomic_load(&other_seen) == count,
+    CHECK(*counter == rounds * n, "lock counter %lld, expected %lld", (long long)*counter, (long long)(rounds * n));
+    printf("rank %d: %lld rounds; SIGURG %ld/%d (lost %ld), signal %d %ld/%d (lost %ld)\n", me, (long long)rounds,
+           atomic_load(&urg_seen) - lost_urg, count, lost_urg, other_sig, atomic_load(&other_seen) - lost_other, count,
+           lost_other);
+    CHECK(lost_urg == 0 && lost_other == 0 && atomic_load(&urg_seen) == count && atomic_load(&other_seen) == count,
           "signals lost: SIGURG %ld, signal %d %ld", lost_urg, other_sig, lost_other);
     PASS("signals flood");
     agora_finalize();
@@ -285,7 +307,8 @@ static int flood(const char *sig, int count) {
 }
 
 /* Every signal SIG was blocked before agora_init (so in every thread). */
-static int blocked(int sig, int count) {
+static int blocked(int sig, int count)
+{
     struct sigaction a;
     memset(&a, 0, sizeof a);
     a.sa_sigaction = on_other;
@@ -294,7 +317,8 @@ static int blocked(int sig, int count) {
     CHECK(sigaction(sig, &a, NULL) == 0, "sigaction(%d)", sig);
     int n = agora_nranks();
     int *g = test_alloc((size_t)n * PAGE);
-    for (int i = 0; i < count; i++) CHECK(kill(getpid(), sig) == 0, "kill");
+    for (int i = 0; i < count; i++)
+        CHECK(kill(getpid(), sig) == 0, "kill");
     /* Rounds with naps: the idle service threads take what is pending. */
     for (int round = 0; round < 100; round++) {
         g[me * (PAGE / 4)] = round;
@@ -307,16 +331,18 @@ static int blocked(int sig, int count) {
     sigemptyset(&set);
     sigaddset(&set, sig);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-    for (int spins = 0; atomic_load(&other_seen) < count && spins < 1000000; spins++) sched_yield();
+    for (int spins = 0; atomic_load(&other_seen) < count && spins < 1000000; spins++)
+        sched_yield();
     printf("rank %d: signal %d %ld/%d\n", me, sig, atomic_load(&other_seen), count);
-    CHECK(atomic_load(&other_seen) == count, "signal %d: %ld of %d reached the handler", sig,
-          atomic_load(&other_seen), count);
+    CHECK(atomic_load(&other_seen) == count, "signal %d: %ld of %d reached the handler", sig, atomic_load(&other_seen),
+          count);
     PASS("signals blocked");
     agora_finalize();
     return 0;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     if (argc > 3 && !strcmp(argv[1], "blocked")) {
         sigset_t set;
         sigemptyset(&set);

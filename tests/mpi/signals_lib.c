@@ -4,7 +4,8 @@
 #include <signal.h>
 #include <string.h>
 
-int signals_lib_install(void (*fn)(int, siginfo_t *, void *), struct sigaction *old) {
+int signals_lib_install(void (*fn)(int, siginfo_t *, void *), struct sigaction *old)
+{
     struct sigaction a;
     memset(&a, 0, sizeof a);
     a.sa_sigaction = fn;

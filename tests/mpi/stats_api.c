@@ -42,9 +42,8 @@ int main(int argc, char **argv)
     CHECK(s.read_faults == 0 && s.write_faults == 0 && s.pages_fetched == 0 && s.lock_acquires == 0 &&
               s.barriers == 0 && s.fault_time_s == 0 && s.sync_time_s == 0 && s.notices_kept_peak == 0,
           "after reset: read_faults %llu write_faults %llu pages_fetched %llu locks %llu barriers %llu",
-          (unsigned long long)s.read_faults, (unsigned long long)s.write_faults,
-          (unsigned long long)s.pages_fetched, (unsigned long long)s.lock_acquires,
-          (unsigned long long)s.barriers);
+          (unsigned long long)s.read_faults, (unsigned long long)s.write_faults, (unsigned long long)s.pages_fetched,
+          (unsigned long long)s.lock_acquires, (unsigned long long)s.barriers);
 
     /* A remote read faults and fetches the page on the reader. */
     if (me == 1) {
@@ -90,8 +89,7 @@ int main(int argc, char **argv)
     int64_t faults = reduced((int64_t)(mine.read_faults + mine.write_faults), AGORA_SUM);
     int64_t acquired = reduced((int64_t)mine.lock_acquires, AGORA_SUM);
     int64_t locked = reduced(my_locks, AGORA_SUM);
-    CHECK(job.notices_kept_peak == (uint64_t)peak_max,
-          "job notices_kept_peak %llu, ranks' maximum %lld (sum %lld)",
+    CHECK(job.notices_kept_peak == (uint64_t)peak_max, "job notices_kept_peak %llu, ranks' maximum %lld (sum %lld)",
           (unsigned long long)job.notices_kept_peak, (long long)peak_max, (long long)peak_sum);
     if (hlrc && n >= 3)
         CHECK(peak_min < peak_max && peak_max > 0, "hlrc: ranks' peaks should differ: min %lld max %lld",
@@ -104,8 +102,8 @@ int main(int argc, char **argv)
     CHECK(job.pages_fetched >= 1 && job.sync_time_s > 0, "job pages_fetched %llu sync_time_s %g",
           (unsigned long long)job.pages_fetched, job.sync_time_s);
     if (me == 0)
-        printf("peaks: min %lld max %lld sum %lld; job peak %llu\n", (long long)peak_min,
-               (long long)peak_max, (long long)peak_sum, (unsigned long long)job.notices_kept_peak);
+        printf("peaks: min %lld max %lld sum %lld; job peak %llu\n", (long long)peak_min, (long long)peak_max,
+               (long long)peak_sum, (unsigned long long)job.notices_kept_peak);
     CHECK(agora_barrier() == AGORA_OK, "barrier");
     PASS("stats_api");
     return agora_finalize() == AGORA_OK ? 0 : 1;

@@ -30,8 +30,8 @@ void check(bool ok, const char *what) {
   }
 }
 
-void check_ranges(const std::vector<TracedRange> &got, const std::vector<TracedRange> &want,
-                  uintptr_t base, const char *what) {
+void check_ranges(const std::vector<TracedRange> &got, const std::vector<TracedRange> &want, uintptr_t base,
+                  const char *what) {
   if (got == want) return;
   std::fprintf(stderr, "rank %d: FAIL %s: recorded", agora_rank(), what);
   for (auto &r : got) std::fprintf(stderr, " [+%lu,%u)", (unsigned long)(r.first - base), r.second);
@@ -78,15 +78,15 @@ int main(int argc, char **argv) {
 
   agora_lock(lock);
   agora::store_trace_span_enter();
-  private_words[0] = 7;                               // private: ignored
-  mine[off] = v8(me);                                 // [off, off+1)
-  *(uint16_t *)(mine + off + 1) = v16(me);            // [off+1, off+3): merges
-  *(uint32_t *)(mine + off + 3) = v32(me);            // [off+3, off+7)
-  *(uint64_t *)(mine + off + 7) = v64(me);            // [off+7, off+15)
+  private_words[0] = 7;                     // private: ignored
+  mine[off] = v8(me);                       // [off, off+1)
+  *(uint16_t *)(mine + off + 1) = v16(me);  // [off+1, off+3): merges
+  *(uint32_t *)(mine + off + 3) = v32(me);  // [off+3, off+7)
+  *(uint64_t *)(mine + off + 7) = v64(me);  // [off+7, off+15)
   __int128 wide = ((__int128)v64(me) << 64) | v32(me);
-  *(__int128 *)(mine + off + 16) = wide;              // [off+16, off+32): across the page end
+  *(__int128 *)(mine + off + 16) = wide;  // [off+16, off+32): across the page end
   auto *d = (double *)(mine + page + 512);
-  for (int i = 0; i < 100; ++i) d[i] = vd(me, i);     // [page+512, +800)
+  for (int i = 0; i < 100; ++i) d[i] = vd(me, i);  // [page+512, +800)
   // Nested span: its exit hands out its own stores only.
   agora_lock(inner_lock);
   agora::store_trace_span_enter();
@@ -113,9 +113,9 @@ int main(int argc, char **argv) {
   size_t p0 = (size_t)me * 3;
   bool split_ok = pages.size() == 5 && pages[0].page == p0 && pages[0].offset == off && pages[0].length == 15 &&
                   pages[1].page == p0 && pages[1].offset == off + 16 && pages[1].length == 8 &&
-                  pages[2].page == p0 + 1 && pages[2].offset == 0 && pages[2].length == 8 &&
-                  pages[3].page == p0 + 1 && pages[3].offset == 512 && pages[3].length == 800 &&
-                  pages[4].page == p0 + 2 && pages[4].offset == 100 && pages[4].length == 4;
+                  pages[2].page == p0 + 1 && pages[2].offset == 0 && pages[2].length == 8 && pages[3].page == p0 + 1 &&
+                  pages[3].offset == 512 && pages[3].length == 800 && pages[4].page == p0 + 2 &&
+                  pages[4].offset == 100 && pages[4].length == 4;
   check(split_ok, "page split of the recorded ranges");
 
   // Every rank sees every other's stores (the program runs correctly traced).

@@ -4,7 +4,8 @@
 
 #include "check.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     /* Before init: a clear error, not a crash. */
     CHECK(agora_barrier() == AGORA_ERR_NOT_INITIALIZED, "barrier before init accepted");
     CHECK(test_alloc(64) == NULL, "alloc before init accepted");
@@ -36,7 +37,8 @@ int main(int argc, char **argv) {
     }
     agora_barrier();
     long sum = 0;
-    for (int k = 0; k < K; k++) sum += counters[k];
+    for (int k = 0; k < K; k++)
+        sum += counters[k];
     CHECK(sum == (long)rounds * np, "lock array counters sum %ld, expected %ld", sum, (long)rounds * np);
 
     /* Unlocking a lock not held is an error, and changes nothing. */
@@ -60,11 +62,13 @@ int main(int argc, char **argv) {
     CHECK(iv[0] == (int64_t)np * (np + 1) / 2 && iv[1] == 1 && iv[2] == np, "int64 reduce %lld %lld %lld",
           (long long)iv[0], (long long)iv[1], (long long)iv[2]);
     double dv[1000];
-    for (int i = 0; i < 1000; i++) dv[i] = 0.1 * (me + 1) * i;
+    for (int i = 0; i < 1000; i++)
+        dv[i] = 0.1 * (me + 1) * i;
     agora_reduce(dv, 1000, AGORA_DOUBLE, AGORA_SUM);
     for (int i = 0; i < 1000; i++) {
         double expect = 0;
-        for (int r = 0; r < np; r++) expect += 0.1 * (r + 1) * i;
+        for (int r = 0; r < np; r++)
+            expect += 0.1 * (r + 1) * i;
         CHECK(dv[i] == expect || (dv[i] - expect) < 1e-9 * expect, "double sum [%d] %g vs %g", i, dv[i], expect);
     }
     /* A reduction over a buffer in global memory works too. */

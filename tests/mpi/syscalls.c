@@ -26,52 +26,57 @@
 #include "check.h"
 
 #define PAGE 4096
-#define SLOT (5 * PAGE)                /* one case's region */
+#define SLOT (5 * PAGE) /* one case's region */
 #define CASES 12
 #define ARRAY ((CASES + 1) * SLOT)
-#define LARGE (4 * PAGE + 1000)        /* several pages, unaligned both ends */
+#define LARGE (4 * PAGE + 1000) /* several pages, unaligned both ends */
 #define LARGE_AT 123
 #define SMALL 17
-#define SMALL_AT (PAGE - 5)            /* across a page boundary */
+#define SMALL_AT (PAGE - 5) /* across a page boundary */
 
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
 size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp);
 
-static unsigned char pattern(int seed, size_t i) {
+static unsigned char pattern(int seed, size_t i)
+{
     uint32_t x = (uint32_t)(i * 2654435761u) ^ (uint32_t)(seed * 40503u);
     return (unsigned char)((x >> 13) ^ (x >> 3) ^ 0x5a);
 }
 
-static void fill(unsigned char *p, size_t n, int seed) {
-    for (size_t i = 0; i < n; i++) p[i] = pattern(seed, i);
+static void fill(unsigned char *p, size_t n, int seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = pattern(seed, i);
 }
 
 /* Every byte of the case's slot: the pattern inside [at, at+n), zero around it. */
-static void check_slot(const unsigned char *slot, size_t at, size_t n, int seed, const char *what) {
+static void check_slot(const unsigned char *slot, size_t at, size_t n, int seed, const char *what)
+{
     for (size_t i = 0; i < SLOT; i++) {
         unsigned char want = i >= at && i < at + n ? pattern(seed, i - at) : 0;
         CHECK(slot[i] == want, "%s: byte %zu of the slot is %d, expected %d", what, i, slot[i], want);
     }
 }
 
-static void check_bytes(const unsigned char *got, size_t n, int seed, const char *what) {
+static void check_bytes(const unsigned char *got, size_t n, int seed, const char *what)
+{
     for (size_t i = 0; i < n; i++)
-        CHECK(got[i] == pattern(seed, i), "%s: byte %zu is %d, expected %d", what, i, got[i],
-              pattern(seed, i));
+        CHECK(got[i] == pattern(seed, i), "%s: byte %zu is %d, expected %d", what, i, got[i], pattern(seed, i));
 }
 
 /* Reads or receives until n bytes (a pipe or stream may deliver less). */
-static void read_full(int fd, unsigned char *p, size_t n, int use_recv, const char *what) {
+static void read_full(int fd, unsigned char *p, size_t n, int use_recv, const char *what)
+{
     size_t done = 0;
     while (done < n) {
         ssize_t got = use_recv ? recv(fd, p + done, n - done, 0) : read(fd, p + done, n - done);
-        CHECK(got > 0, "%s: returned %zd after %zu of %zu bytes (errno %s)", what, got, done, n,
-              strerror(errno));
+        CHECK(got > 0, "%s: returned %zd after %zu of %zu bytes (errno %s)", what, got, done, n, strerror(errno));
         done += (size_t)got;
     }
 }
 
-static FILE *temp_file_with(const unsigned char *data, size_t n) {
+static FILE *temp_file_with(const unsigned char *data, size_t n)
+{
     FILE *f = tmpfile();
     CHECK(f != NULL, "tmpfile: %s", strerror(errno));
     CHECK(fwrite(data, 1, n, f) == n, "fwrite to the temporary file");
@@ -82,13 +87,16 @@ static FILE *temp_file_with(const unsigned char *data, size_t n) {
 
 /* Reads page by page so the pages hold a read-only copy: the kernel's copy
  * into them would then fail on the write permission. */
-static void read_touch(const unsigned char *p, size_t n) {
+static void read_touch(const unsigned char *p, size_t n)
+{
     volatile unsigned sum = 0;
-    for (size_t i = 0; i < n; i += PAGE) sum += p[i];
+    for (size_t i = 0; i < n; i += PAGE)
+        sum += p[i];
     (void)sum;
 }
 
-static void into_global(unsigned char *arr) {
+static void into_global(unsigned char *arr)
+{
     unsigned char src[LARGE];
     for (int c = 0; c < CASES; c++) {
         unsigned char *slot = arr + (size_t)c * SLOT;
@@ -174,7 +182,8 @@ static void into_global(unsigned char *arr) {
                 got = readv(sv[0], iov, 2);
             }
             CHECK(got == (ssize_t)(n + 10), "%s: returned %zd (errno %s)", what, got, strerror(errno));
-            for (int i = 0; i < 10; i++) CHECK(head[i] == 0x77, "%s: private segment byte %d", what, i);
+            for (int i = 0; i < 10; i++)
+                CHECK(head[i] == 0x77, "%s: private segment byte %d", what, i);
             close(sv[0]);
             close(sv[1]);
             break;
@@ -184,7 +193,8 @@ static void into_global(unsigned char *arr) {
     }
 }
 
-static void out_of_global(const unsigned char *arr, int seed) {
+static void out_of_global(const unsigned char *arr, int seed)
+{
     unsigned char back[LARGE + 16];
     for (int c = 0; c < CASES; c++) {
         int small = c % 2;
@@ -192,19 +202,24 @@ static void out_of_global(const unsigned char *arr, int seed) {
         const unsigned char *src = arr + at;
         /* The array holds pattern(seed, i) at byte i. */
         unsigned char want[LARGE];
-        for (size_t i = 0; i < n; i++) want[i] = pattern(seed, at + i);
+        for (size_t i = 0; i < n; i++)
+            want[i] = pattern(seed, at + i);
         char what[64];
         memset(back, 0, sizeof back);
         switch (c / 2) {
-        case 0: case 1: case 2: { /* write(), pwrite(), pwritev(), fwrite() to a file */
+        case 0:
+        case 1:
+        case 2: { /* write(), pwrite(), pwritev(), fwrite() to a file */
             const char *how = c / 2 == 0 ? "write" : c / 2 == 2 ? "fwrite" : small ? "pwritev" : "pwrite";
             snprintf(what, sizeof what, "%s %zu bytes to a file", how, n);
             FILE *f = tmpfile();
             CHECK(f != NULL, "tmpfile");
             ssize_t put;
             struct iovec one = {(void *)src, n};
-            if (c / 2 == 0) put = write(fileno(f), src, n);
-            else if (c / 2 == 1) put = small ? pwritev(fileno(f), &one, 1, 0) : pwrite(fileno(f), src, n, 0);
+            if (c / 2 == 0)
+                put = write(fileno(f), src, n);
+            else if (c / 2 == 1)
+                put = small ? pwritev(fileno(f), &one, 1, 0) : pwrite(fileno(f), src, n, 0);
             else {
                 put = (ssize_t)fwrite(src, 1, n, f);
                 CHECK(fflush(f) == 0, "%s: fflush", what);
@@ -262,7 +277,8 @@ static void out_of_global(const unsigned char *arr, int seed) {
         }
         for (size_t i = 0; i < n; i++)
             CHECK(back[i] == want[i], "%s: byte %zu is %d, expected %d", what, i, back[i], want[i]);
-        for (size_t i = n; i < n + 16; i++) CHECK(back[i] == 0, "%s: %zu bytes too many", what, i);
+        for (size_t i = n; i < n + 16; i++)
+            CHECK(back[i] == 0, "%s: %zu bytes too many", what, i);
     }
 }
 
@@ -270,7 +286,8 @@ static void out_of_global(const unsigned char *arr, int seed) {
  * be aligned; a bounce buffer must be aligned like the global one. */
 #define DIRECT (3 * PAGE)
 #define DIRECT_SEED 2000
-static void direct_io(unsigned char *in_slot, const unsigned char *out_slot, int out_seed) {
+static void direct_io(unsigned char *in_slot, const unsigned char *out_slot, int out_seed)
+{
     char path[] = "/tmp/agora-odirect-XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0, "mkstemp: %s", strerror(errno));
@@ -294,12 +311,15 @@ static void direct_io(unsigned char *in_slot, const unsigned char *out_slot, int
     unlink(path);
 }
 
-static void io(void) {
+static void io(void)
+{
     int r = agora_rank(), N = agora_nranks();
     unsigned char *in[16], *out[16];
     CHECK(N <= 16, "at most 16 ranks");
-    for (int h = 0; h < N; h++) in[h] = test_alloc_placed(ARRAY, AGORA_PLACE_RANK, h);
-    for (int h = 0; h < N; h++) out[h] = test_alloc_placed(ARRAY, AGORA_PLACE_RANK, h);
+    for (int h = 0; h < N; h++)
+        in[h] = test_alloc_placed(ARRAY, AGORA_PLACE_RANK, h);
+    for (int h = 0; h < N; h++)
+        out[h] = test_alloc_placed(ARRAY, AGORA_PLACE_RANK, h);
     fill(out[r], ARRAY, 7 + r); /* this rank's home pages */
     agora_barrier();
 
@@ -330,11 +350,12 @@ static void io(void) {
             char what[64];
             snprintf(what, sizeof what, "case %d seen from rank %d", c, r);
             int small = c % 2;
-            check_slot(in[h] + (size_t)c * SLOT, small ? SMALL_AT : LARGE_AT, small ? SMALL : LARGE,
-                       1000 + c, what);
+            check_slot(in[h] + (size_t)c * SLOT, small ? SMALL_AT : LARGE_AT, small ? SMALL : LARGE, 1000 + c, what);
         }
-    for (int h = 0; h < N; h++) check_slot(in[h] + (size_t)CASES * SLOT, 0, DIRECT, DIRECT_SEED, "O_DIRECT");
-    for (int h = 0; h < N; h++) check_bytes(out[h], ARRAY, 7 + h, "an array written out");
+    for (int h = 0; h < N; h++)
+        check_slot(in[h] + (size_t)CASES * SLOT, 0, DIRECT, DIRECT_SEED, "O_DIRECT");
+    for (int h = 0; h < N; h++)
+        check_bytes(out[h], ARRAY, 7 + h, "an array written out");
     agora_barrier();
     PASS("syscalls io");
 }
@@ -342,7 +363,8 @@ static void io(void) {
 /* Every rank read()s from its own pipe, again and again, into its own
  * slice of the same two pages: under sc the pages move between the ranks
  * while the calls run, and no byte may be lost or land elsewhere. */
-static void contend(int rounds) {
+static void contend(int rounds)
+{
     int r = agora_rank(), N = agora_nranks();
     const size_t slice = 2 * PAGE / 16; /* up to 16 ranks; slices straddle the page boundary */
     unsigned char *pages = test_alloc_placed(2 * PAGE, AGORA_PLACE_RANK, 0);
@@ -362,7 +384,8 @@ static void contend(int rounds) {
     close(fds[0]);
     close(fds[1]);
     agora_barrier();
-    for (int q = 0; q < N; q++) check_bytes(pages + (size_t)q * slice + 3, n, (rounds - 1) * 31 + q, "final slices");
+    for (int q = 0; q < N; q++)
+        check_bytes(pages + (size_t)q * slice + 3, n, (rounds - 1) * 31 + q, "final slices");
     agora_barrier();
     PASS("syscalls contend");
 }
@@ -370,7 +393,8 @@ static void contend(int rounds) {
 /* Not a test: nanoseconds per read() of 64 bytes from /dev/zero into private
  * memory through the wrapper and through syscall() (the wrapper's cost), and
  * into a global page homed here (the bounce's cost). */
-static void cost(int calls) {
+static void cost(int calls)
+{
     unsigned char *home = test_alloc_placed(PAGE, AGORA_PLACE_RANK, agora_rank());
     unsigned char private_buf[64];
     int fd = open("/dev/zero", O_RDONLY);
@@ -379,7 +403,7 @@ static void cost(int calls) {
     for (int kind = 0; kind < 3; kind++) {
         double t0 = agora_wtime();
         for (int i = 0; i < calls; i++) {
-            ssize_t got = kind == 0 ? syscall(SYS_read, fd, private_buf, 64)
+            ssize_t got = kind == 0   ? syscall(SYS_read, fd, private_buf, 64)
                           : kind == 1 ? read(fd, private_buf, 64)
                                       : read(fd, home + 100, 64);
             CHECK(got == 64, "read");
@@ -389,13 +413,15 @@ static void cost(int calls) {
     close(fd);
     if (agora_rank() == 0)
         printf("ns per 64-byte read(): syscall() %.1f, wrapper on private memory %.1f, "
-               "wrapper on global memory %.1f\n", t[0], t[1], t[2]);
+               "wrapper on global memory %.1f\n",
+               t[0], t[1], t[2]);
     agora_barrier();
 }
 
 /* Runs child() in a fork()ed child; returns its wait status and what it
  * printed on stderr. */
-static int run_child(void (*child)(unsigned char **), unsigned char **arrays, char *err, size_t size) {
+static int run_child(void (*child)(unsigned char **), unsigned char **arrays, char *err, size_t size)
+{
     int p[2];
     CHECK(pipe(p) == 0, "pipe");
     fflush(stdout);
@@ -411,7 +437,8 @@ static int run_child(void (*child)(unsigned char **), unsigned char **arrays, ch
     close(p[1]);
     size_t got = 0;
     ssize_t n;
-    while (got + 1 < size && (n = read(p[0], err + got, size - 1 - got)) > 0) got += (size_t)n;
+    while (got + 1 < size && (n = read(p[0], err + got, size - 1 - got)) > 0)
+        got += (size_t)n;
     err[got] = 0;
     close(p[0]);
     int status = 0;
@@ -422,15 +449,18 @@ static int run_child(void (*child)(unsigned char **), unsigned char **arrays, ch
 /* The parent's rank, for children (which may not ask the API). */
 static int g_rank, g_nranks;
 
-static void child_writes_remote(unsigned char **arrays) {
+static void child_writes_remote(unsigned char **arrays)
+{
     volatile unsigned char *p = arrays[(g_rank + 1) % g_nranks] + 100;
     *p = 0xab;
 }
-static void child_reads_home(unsigned char **arrays) {
+static void child_reads_home(unsigned char **arrays)
+{
     volatile unsigned char *p = arrays[g_rank] + 5; /* readable in the parent */
     (void)*p;
 }
-static void child_calls_api(unsigned char **arrays) {
+static void child_calls_api(unsigned char **arrays)
+{
     int rank = agora_rank(), barrier = agora_barrier();
     int fds[2];
     if (pipe(fds) != 0 || write(fds[1], "abc", 3) != 3) _exit(10);
@@ -439,41 +469,45 @@ static void child_calls_api(unsigned char **arrays) {
     /* 0: as expected (the exit code tells the parent what went wrong). */
     exit(rank == -1 && barrier == AGORA_ERR_NOT_INITIALIZED ? (got == -1 && errno == EFAULT ? 0 : 12) : 11);
 }
-static void child_exits(unsigned char **arrays) {
+static void child_exits(unsigned char **arrays)
+{
     (void)arrays;
     exit(7);
 }
 
 static const char kNoMemory[] = "global memory is not available in a process made by fork()";
 
-static void forks(void) {
+static void forks(void)
+{
     int r = agora_rank(), N = agora_nranks();
     g_rank = r;
     g_nranks = N;
     unsigned char *arr[16];
     CHECK(N <= 16, "at most 16 ranks");
-    for (int h = 0; h < N; h++) arr[h] = test_alloc_placed(4 * PAGE, AGORA_PLACE_RANK, h);
+    for (int h = 0; h < N; h++)
+        arr[h] = test_alloc_placed(4 * PAGE, AGORA_PLACE_RANK, h);
     fill(arr[r], 4 * PAGE, 50 + r);
     agora_barrier();
     /* The parent reads the arrays first, so the child inherits no access bits
      * that could matter: global memory must simply be absent there. */
-    for (int h = 0; h < N; h++) check_bytes(arr[h], 4 * PAGE, 50 + h, "before fork");
+    for (int h = 0; h < N; h++)
+        check_bytes(arr[h], 4 * PAGE, 50 + h, "before fork");
     char err[4096];
 
     int status = run_child(child_writes_remote, arr, err, sizeof err);
-    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
-          "a child writing global memory: status 0x%x, stderr: %s", status, err);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "a child writing global memory: status 0x%x, stderr: %s",
+          status, err);
     CHECK(strstr(err, kNoMemory) && strstr(err, "write of"), "the child's message: %s", err);
     CHECK(strstr(err, "forked from rank"), "the child's message names no rank as its own: %s", err);
 
     status = run_child(child_reads_home, arr, err, sizeof err);
-    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
-          "a child reading global memory: status 0x%x, stderr: %s", status, err);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "a child reading global memory: status 0x%x, stderr: %s",
+          status, err);
     CHECK(strstr(err, kNoMemory) && strstr(err, "read of"), "the child's message: %s", err);
 
     status = run_child(child_calls_api, arr, err, sizeof err);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a child calling the API: status 0x%x, stderr: %s",
-          status, err);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a child calling the API: status 0x%x, stderr: %s", status,
+          err);
     CHECK(strstr(err, "agora_rank called in a process made by fork()") &&
               strstr(err, "agora_barrier called in a process made by fork()"),
           "the API's messages in the child: %s", err);
@@ -491,8 +525,8 @@ static void forks(void) {
         execlp("sh", "sh", "-c", "exit 5", (char *)NULL);
         _exit(99);
     }
-    CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 5,
-          "fork()+exec: status 0x%x", status);
+    CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 5, "fork()+exec: status 0x%x",
+          status);
     CHECK(system("true") == 0, "system(\"true\")");
     FILE *p = popen("echo agora", "r");
     CHECK(p != NULL, "popen");
@@ -502,7 +536,8 @@ static void forks(void) {
 
     /* Nothing changed on any rank, and the job goes on. */
     agora_barrier();
-    for (int h = 0; h < N; h++) check_bytes(arr[h], 4 * PAGE, 50 + h, "after the children");
+    for (int h = 0; h < N; h++)
+        check_bytes(arr[h], 4 * PAGE, 50 + h, "after the children");
     agora_lock_t *lock = test_lock_create();
     int64_t *counter = test_alloc(sizeof(int64_t));
     for (int i = 0; i < 20; i++) {
@@ -516,14 +551,20 @@ static void forks(void) {
     PASS("syscalls fork");
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     agora_init(&argc, &argv);
     const char *mode = argc > 1 ? argv[1] : "";
-    if (!strcmp(mode, "io")) io();
-    else if (!strcmp(mode, "fork")) forks();
-    else if (!strcmp(mode, "cost")) cost(argc > 2 ? atoi(argv[2]) : 1000000);
-    else if (!strcmp(mode, "contend")) contend(argc > 2 ? atoi(argv[2]) : 200);
-    else CHECK(0, "usage: syscalls io|fork|contend [rounds] (got '%s')", mode);
+    if (!strcmp(mode, "io"))
+        io();
+    else if (!strcmp(mode, "fork"))
+        forks();
+    else if (!strcmp(mode, "cost"))
+        cost(argc > 2 ? atoi(argv[2]) : 1000000);
+    else if (!strcmp(mode, "contend"))
+        contend(argc > 2 ? atoi(argv[2]) : 200);
+    else
+        CHECK(0, "usage: syscalls io|fork|contend [rounds] (got '%s')", mode);
     agora_finalize();
     return 0;
 }

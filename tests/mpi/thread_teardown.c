@@ -26,7 +26,8 @@ static pthread_key_t key;
 static long delay_ms = 300;
 static atomic_long started, destructed, seen_sum;
 
-static void destructor(void *p) {
+static void destructor(void *p)
+{
     const long *value = p;
     struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
@@ -34,7 +35,8 @@ static void destructor(void *p) {
     atomic_fetch_add(&destructed, 1);
 }
 
-static void *body(void *arg) {
+static void *body(void *arg)
+{
     atomic_fetch_add(&started, 1);
     pthread_setspecific(key, arg);
     return NULL;
@@ -42,15 +44,16 @@ static void *body(void *arg) {
 
 static long value_of(int rank, long j) { return 1000 * (rank + 1) + j; }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     long per_rank = argc > 1 ? atol(argv[1]) : 2;
     if (argc > 2) delay_ms = atol(argv[2]);
     if (pthread_key_create(&key, destructor) != 0) return 2;
     agora_init(&argc, &argv);
     int rank = agora_rank(), n = agora_nranks();
     CHECK(per_rank >= 1 && per_rank <= MAX_PER_RANK && n <= MAX_RANKS && delay_ms >= 0 && delay_ms <= 10000,
-          "per rank %ld (1..%d), ranks %d (at most %d), delay %ld ms (0..10000)", per_rank, MAX_PER_RANK, n,
-          MAX_RANKS, delay_ms);
+          "per rank %ld (1..%d), ranks %d (at most %d), delay %ld ms (0..10000)", per_rank, MAX_PER_RANK, n, MAX_RANKS,
+          delay_ms);
     if (rank == 0) {
         long *values = test_malloc(MAX_RANKS * MAX_PER_RANK * sizeof *values);
         CHECK(values, "agora_malloc");
@@ -61,12 +64,14 @@ int main(int argc, char **argv) {
                 values[k] = value_of(r, j);
                 CHECK(agora_thread_create_on(&th[k], r, body, &values[k]) == AGORA_OK, "create on rank %d", r);
             }
-        for (long k = 0; k < n * per_rank; k += 2) CHECK(agora_thread_join(th[k], NULL) == AGORA_OK, "join %ld", k);
+        for (long k = 0; k < n * per_rank; k += 2)
+            CHECK(agora_thread_join(th[k], NULL) == AGORA_OK, "join %ld", k);
         /* values is not freed: the unjoined threads' destructors still read it */
     }
     int status = agora_finalize();
     long expected_sum = 0;
-    for (long j = 0; j < per_rank; j++) expected_sum += value_of(rank, j);
+    for (long j = 0; j < per_rank; j++)
+        expected_sum += value_of(rank, j);
     if (status != AGORA_OK || started != per_rank || destructed != started || seen_sum != expected_sum) {
         fprintf(stderr,
                 "rank %d: agora_finalize returned %d with %ld of this rank's %ld threads (of %ld expected) past "

@@ -17,8 +17,8 @@
 
 enum { MAX_THREADS = 64, MAX_N = 8 };
 
-static agora_thread_reduction_t team;        /* .bss: zero-filled, initialised by main */
-static agora_thread_reduction_t *heap_team;  /* malloc'd */
+static agora_thread_reduction_t team;       /* .bss: zero-filled, initialised by main */
+static agora_thread_reduction_t *heap_team; /* malloc'd */
 static agora_thread_barrier_t barrier;
 static long nthreads, rounds;
 static uint64_t ids[MAX_THREADS];
@@ -27,7 +27,8 @@ static unsigned char results[MAX_THREADS][MAX_N * 8];
 static const double kCancel[] = {1e16, -1e16, 1.0, 0.5, 3.0, -7.25, 1e-8, 2.5e15};
 
 /* Thread i's element k of round r, as bits (int64 or double). */
-static uint64_t value(long i, long r, long k, int is_double) {
+static uint64_t value(long i, long r, long k, int is_double)
+{
     uint64_t x = (uint64_t)(i * 7919 + r * 104729 + k * 31 + 1) * 0x9e3779b97f4a7c15ull;
     if (!is_double) return x ^ (x >> 29);
     double d = kCancel[(x >> 32) % (sizeof kCancel / sizeof *kCancel)];
@@ -37,9 +38,11 @@ static uint64_t value(long i, long r, long k, int is_double) {
 }
 
 /* The fold a correct manager does: thread indices sorted by id. */
-static void expected(long r, long n, agora_type_t type, agora_op_t op, unsigned char *out) {
+static void expected(long r, long n, agora_type_t type, agora_op_t op, unsigned char *out)
+{
     long order[MAX_THREADS];
-    for (long i = 0; i < nthreads; i++) order[i] = i;
+    for (long i = 0; i < nthreads; i++)
+        order[i] = i;
     for (long i = 1; i < nthreads; i++)
         for (long j = i; j > 0 && ids[order[j]] < ids[order[j - 1]]; j--) {
             long t = order[j];
@@ -51,8 +54,10 @@ static void expected(long r, long n, agora_type_t type, agora_op_t op, unsigned 
             int64_t acc = 0;
             for (long j = 0; j < nthreads; j++) {
                 int64_t v = (int64_t)value(order[j], r, k, 0);
-                acc = j == 0 ? v : op == AGORA_SUM ? (int64_t)((uint64_t)acc + (uint64_t)v)
-                                 : op == AGORA_MIN ? (v < acc ? v : acc) : (v > acc ? v : acc);
+                acc = j == 0            ? v
+                      : op == AGORA_SUM ? (int64_t)((uint64_t)acc + (uint64_t)v)
+                      : op == AGORA_MIN ? (v < acc ? v : acc)
+                                        : (v > acc ? v : acc);
             }
             memcpy(out + k * 8, &acc, 8);
         } else {
@@ -61,26 +66,32 @@ static void expected(long r, long n, agora_type_t type, agora_op_t op, unsigned 
                 uint64_t bits = value(order[j], r, k, 1);
                 double v;
                 memcpy(&v, &bits, 8);
-                acc = j == 0 ? v : op == AGORA_SUM ? acc + v : op == AGORA_MIN ? (v < acc ? v : acc) : (v > acc ? v : acc);
+                acc = j == 0            ? v
+                      : op == AGORA_SUM ? acc + v
+                      : op == AGORA_MIN ? (v < acc ? v : acc)
+                                        : (v > acc ? v : acc);
             }
             memcpy(out + k * 8, &acc, 8);
         }
     }
 }
 
-static void round_shape(long r, long *n, agora_type_t *type, agora_op_t *op) {
+static void round_shape(long r, long *n, agora_type_t *type, agora_op_t *op)
+{
     *n = 1 + r % MAX_N;
     *type = r % 2 ? AGORA_DOUBLE : AGORA_INT64;
     *op = (agora_op_t)((r / 2) % 3);
 }
 
-static long count_of(const char *json, const char *key) {
+static long count_of(const char *json, const char *key)
+{
     const char *p = strstr(json, key);
     CHECK(p, "no %s in the statistics", key);
     return atol(p + strlen(key) + 3); /* "key": N */
 }
 
-static void *worker(void *p) {
+static void *worker(void *p)
+{
     long i = (long)(intptr_t)p;
     ids[i] = agora_thread_self();
     CHECK(agora_thread_barrier_wait(&barrier) >= 0, "barrier");
@@ -98,8 +109,10 @@ static void *worker(void *p) {
         agora_thread_reduction_t *obj = r % 3 == 2 ? heap_team : &team;
         int s = agora_thread_reduce(obj, buf, (size_t)n, type, op);
         CHECK(s == AGORA_OK, "round %ld: agora_thread_reduce returned %d", r, s);
-        CHECK(memcmp(buf, want, (size_t)n * 8) == 0, "round %ld (thread %ld, n %ld, type %d, op %d): "
-              "result differs from the fold in thread-id order", r, i, n, (int)type, (int)op);
+        CHECK(memcmp(buf, want, (size_t)n * 8) == 0,
+              "round %ld (thread %ld, n %ld, type %d, op %d): "
+              "result differs from the fold in thread-id order",
+              r, i, n, (int)type, (int)op);
         memcpy(results[i], buf, (size_t)n * 8);
         /* The barrier publishes results[]; every thread compares all. */
         CHECK(agora_thread_barrier_wait(&barrier) >= 0, "barrier");
@@ -115,7 +128,8 @@ static void *worker(void *p) {
  * results are computed before the measured stretch; the object is the
  * malloc'd one, whose page no worker has touched (a reduce that read it
  * would fault on the other ranks). */
-static void *nofault_worker(void *p) {
+static void *nofault_worker(void *p)
+{
     long i = (long)(intptr_t)p;
     ids[i] = agora_thread_self();
     CHECK(agora_thread_barrier_wait(&barrier) >= 0, "barrier");
@@ -141,12 +155,13 @@ static void *nofault_worker(void *p) {
     long faults = count_of(local[1], "read_faults") + count_of(local[1], "write_faults") -
                   count_of(local[0], "read_faults") - count_of(local[0], "write_faults");
     long locks = count_of(local[1], "lock_acquires") - count_of(local[0], "lock_acquires");
-    CHECK(faults == 0 && locks == 0, "thread %ld: %ld page faults and %ld lock acquires during %ld reductions",
-          i, faults, locks, rounds);
+    CHECK(faults == 0 && locks == 0, "thread %ld: %ld page faults and %ld lock acquires during %ld reductions", i,
+          faults, locks, rounds);
     return NULL;
 }
 
-static void *mismatch_worker(void *p) {
+static void *mismatch_worker(void *p)
+{
     long i = (long)(intptr_t)p;
     double buf[4] = {1, 2, 3, 4};
     /* Thread 0 passes 3 elements, the others 4: every participant is told. */
@@ -160,7 +175,8 @@ static void *mismatch_worker(void *p) {
     return NULL;
 }
 
-static void *toobig_worker(void *p) {
+static void *toobig_worker(void *p)
+{
     long i = (long)(intptr_t)p;
     int64_t one = 1;
     /* Thread 0 passes more elements than allowed: the round fails for all. */
@@ -168,30 +184,33 @@ static void *toobig_worker(void *p) {
     int s = agora_thread_reduce(&team, &one, n, AGORA_INT64, AGORA_SUM);
     CHECK(s == AGORA_ERR_INVALID_ARGUMENT, "thread %ld: a round with too many elements returned %d", i, s);
     s = agora_thread_reduce(&team, &one, 1, AGORA_INT64, AGORA_SUM);
-    CHECK(s == AGORA_OK && one == nthreads, "thread %ld: after a failed round: status %d, sum %lld", i, s, (long long)one);
+    CHECK(s == AGORA_OK && one == nthreads, "thread %ld: after a failed round: status %d, sum %lld", i, s,
+          (long long)one);
     return NULL;
 }
 
-static void *never_met_worker(void *p) {
+static void *never_met_worker(void *p)
+{
     (void)p;
     double v = 1;
     agora_thread_reduce(&team, &v, 1, AGORA_DOUBLE, AGORA_SUM);
     return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     agora_init(&argc, &argv);
     CHECK(agora_program_mode() && agora_is_global(&team), "not in program mode");
     const char *mode = argc > 1 ? argv[1] : "rounds";
     nthreads = argc > 2 ? atol(argv[2]) : 2;
     rounds = argc > 3 ? atol(argv[3]) : 20;
     CHECK(nthreads >= 1 && nthreads <= MAX_THREADS, "threads %ld", nthreads);
-    void *(*fn)(void *) = !strcmp(mode, "rounds")     ? worker
-                          : !strcmp(mode, "nofault")  ? nofault_worker
-                          : !strcmp(mode, "mismatch") ? mismatch_worker
-                          : !strcmp(mode, "toobig")   ? toobig_worker
+    void *(*fn)(void *) = !strcmp(mode, "rounds")      ? worker
+                          : !strcmp(mode, "nofault")   ? nofault_worker
+                          : !strcmp(mode, "mismatch")  ? mismatch_worker
+                          : !strcmp(mode, "toobig")    ? toobig_worker
                           : !strcmp(mode, "never_met") ? never_met_worker
-                                                      : NULL;
+                                                       : NULL;
     CHECK(fn, "unknown mode %s", mode);
     CHECK(team.count == 0 && team.magic == 0, "the static object is not zero-filled");
     /* Before init: not initialised, at once (not a hang). */
@@ -211,7 +230,8 @@ int main(int argc, char **argv) {
     agora_thread_t t[MAX_THREADS];
     for (long i = 0; i < nthreads; i++)
         CHECK(agora_thread_create(&t[i], fn, (void *)(intptr_t)i) == AGORA_OK, "create %ld", i);
-    for (long i = 0; i < nthreads; i++) CHECK(agora_thread_join(t[i], NULL) == AGORA_OK, "join %ld", i);
+    for (long i = 0; i < nthreads; i++)
+        CHECK(agora_thread_join(t[i], NULL) == AGORA_OK, "join %ld", i);
 
     CHECK(agora_thread_reduction_destroy(heap_team) == AGORA_OK, "destroy");
     CHECK(agora_thread_reduction_destroy(&team) == AGORA_OK, "destroy");

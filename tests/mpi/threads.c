@@ -13,7 +13,8 @@ static long *shared_words, *counter;
 static agora_lock_t *lk;
 static pthread_barrier_t local_barrier;
 
-static void *worker(void *arg) {
+static void *worker(void *arg)
+{
     int t = (int)(long)arg, me = agora_rank(), np = agora_nranks();
     int slot = me * THREADS + t, nslots = np * THREADS;
     for (int round = 1; round <= ROUNDS; round++) {
@@ -27,7 +28,8 @@ static void *worker(void *arg) {
         if (t == 0) agora_barrier();
         pthread_barrier_wait(&local_barrier);
         for (int s = 0; s < nslots; s++)
-            CHECK(shared_words[s * 8] == round * 1000 + s, "round %d: slot %d holds %ld", round, s, shared_words[s * 8]);
+            CHECK(shared_words[s * 8] == round * 1000 + s, "round %d: slot %d holds %ld", round, s,
+                  shared_words[s * 8]);
         pthread_barrier_wait(&local_barrier);
         if (t == 0) agora_barrier();
         pthread_barrier_wait(&local_barrier);
@@ -35,15 +37,18 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     agora_init(&argc, &argv);
     shared_words = test_alloc_placed(2 * PAGE, AGORA_PLACE_CYCLIC, 0);
     counter = test_alloc(sizeof(long));
     lk = test_lock_create();
     pthread_barrier_init(&local_barrier, NULL, THREADS);
     pthread_t th[THREADS];
-    for (long t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, worker, (void *)t);
-    for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
+    for (long t = 0; t < THREADS; t++)
+        pthread_create(&th[t], NULL, worker, (void *)t);
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(th[t], NULL);
     agora_barrier();
     long expect = (long)ROUNDS * THREADS * agora_nranks();
     CHECK(*counter == expect, "counter %ld, expected %ld", *counter, expect);

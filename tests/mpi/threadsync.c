@@ -51,7 +51,8 @@ struct arg {
     long i;
 };
 
-static void *barrier_worker(void *p) {
+static void *barrier_worker(void *p)
+{
     struct arg *a = p;
     struct ctx *c = a->c;
     for (long r = 1; r <= c->rounds; r++) {
@@ -67,7 +68,8 @@ static void *barrier_worker(void *p) {
     return NULL;
 }
 
-static void *cond_producer(void *p) {
+static void *cond_producer(void *p)
+{
     struct arg *a = p;
     struct ctx *c = a->c;
     for (;;) {
@@ -77,7 +79,8 @@ static void *cond_producer(void *p) {
             return NULL;
         }
         long item = ++c->produced;
-        while (c->size == QUEUE) CHECK(agora_cond_wait(&c->not_full, &c->lock) == AGORA_OK, "cond_wait");
+        while (c->size == QUEUE)
+            CHECK(agora_cond_wait(&c->not_full, &c->lock) == AGORA_OK, "cond_wait");
         c->queue[c->tail] = item;
         c->tail = (c->tail + 1) % QUEUE;
         c->size++;
@@ -86,7 +89,8 @@ static void *cond_producer(void *p) {
     }
 }
 
-static void *cond_consumer(void *p) {
+static void *cond_consumer(void *p)
+{
     struct arg *a = p;
     struct ctx *c = a->c;
     for (;;) {
@@ -122,7 +126,8 @@ static void *cond_consumer(void *p) {
  * slot = turn % QUEUE, state 2t+1 once item t is in it and 2t+2 once it was
  * read; a producer of turn t waits for turn t-QUEUE to be read, a consumer
  * of turn t for it to be filled. */
-static void wait_slot_state(struct ctx *c, long slot, long state) {
+static void wait_slot_state(struct ctx *c, long slot, long state)
+{
     for (;;) {
         agora_lock(&c->lock);
         long now = c->data[slot];
@@ -131,7 +136,8 @@ static void wait_slot_state(struct ctx *c, long slot, long state) {
     }
 }
 
-static void *sem_producer(void *p) {
+static void *sem_producer(void *p)
+{
     struct arg *a = p;
     struct ctx *c = a->c;
     long nprod = c->n / 2;
@@ -151,7 +157,8 @@ static void *sem_producer(void *p) {
     return NULL;
 }
 
-static void *sem_consumer(void *p) {
+static void *sem_consumer(void *p)
+{
     struct arg *a = p;
     struct ctx *c = a->c;
     long ncons = c->n - c->n / 2;
@@ -178,7 +185,8 @@ static void *sem_consumer(void *p) {
     return NULL;
 }
 
-static void *locks_worker(void *p) {
+static void *locks_worker(void *p)
+{
     struct arg *a = p;
     struct ctx *c = a->c;
     for (long k = 0; k < c->items; k++) {
@@ -202,7 +210,8 @@ static void *locks_worker(void *p) {
 
 static void once_init(void) { C->once_runs++; }
 
-static void *shim_worker(void *p) {
+static void *shim_worker(void *p)
+{
     struct arg *a = p;
     struct ctx *c = a->c;
     C = c; /* this rank's global, for once_init */
@@ -216,36 +225,42 @@ static void *shim_worker(void *p) {
         int s = pthread_barrier_wait(&c->pbarrier);
         CHECK(s == 0 || s == PTHREAD_BARRIER_SERIAL_THREAD, "pthread_barrier_wait %d", s);
         if (s == PTHREAD_BARRIER_SERIAL_THREAD) c->serial++;
-        for (long j = 0; j < c->n; j++) CHECK(c->data[j] == r, "round %ld: data[%ld] = %ld", r, j, c->data[j]);
+        for (long j = 0; j < c->n; j++)
+            CHECK(c->data[j] == r, "round %ld: data[%ld] = %ld", r, j, c->data[j]);
         s = pthread_barrier_wait(&c->pbarrier);
         CHECK(s == 0 || s == PTHREAD_BARRIER_SERIAL_THREAD, "pthread_barrier_wait %d", s);
     }
     /* Condition variable: wait for main's go. */
     pthread_mutex_lock(&c->mutex);
-    while (!c->go) CHECK(pthread_cond_wait(&c->pcond, &c->mutex) == 0, "cond_wait");
+    while (!c->go)
+        CHECK(pthread_cond_wait(&c->pcond, &c->mutex) == 0, "cond_wait");
     pthread_mutex_unlock(&c->mutex);
     CHECK(sem_post(&c->psem) == 0, "sem_post");
     return (void *)(intptr_t)(a->i + 1);
 }
 
-static void *block_on_sem(void *p) {
+static void *block_on_sem(void *p)
+{
     struct ctx *c = ((struct arg *)p)->c;
     CHECK(agora_sem_wait(&c->full) == AGORA_OK, "sem_wait");
     return NULL;
 }
 
-static void *count_waiter(void *p) {
+static void *count_waiter(void *p)
+{
     struct arg *a = p;
     agora_thread_barrier_wait_count(&a->c->counted, (unsigned)(2 + a->i)); /* 2 and 3: a mismatch */
     return NULL;
 }
 
-static void *never_met(void *p) {
+static void *never_met(void *p)
+{
     agora_thread_barrier_wait(&((struct arg *)p)->c->barrier);
     return NULL;
 }
 
-static void run(struct ctx *c, long n, void *(*fn)(void *), void *(*fn2)(void *), long split) {
+static void run(struct ctx *c, long n, void *(*fn)(void *), void *(*fn2)(void *), long split)
+{
     agora_thread_t th[MAX_THREADS];
     struct arg *args = test_malloc(n * sizeof *args);
     CHECK(args, "agora_malloc");
@@ -255,11 +270,13 @@ static void run(struct ctx *c, long n, void *(*fn)(void *), void *(*fn2)(void *)
         int s = agora_thread_create(&th[i], i < split ? fn : fn2, &args[i]);
         CHECK(s == AGORA_OK, "create %ld: %d", i, s);
     }
-    for (long i = 0; i < n; i++) CHECK(agora_thread_join(th[i], NULL) == AGORA_OK, "join %ld", i);
+    for (long i = 0; i < n; i++)
+        CHECK(agora_thread_join(th[i], NULL) == AGORA_OK, "join %ld", i);
     agora_mem_free(args);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     agora_init(&argc, &argv);
     if (agora_rank() == 0) {
         const char *mode = argc > 1 ? argv[1] : "barrier";
@@ -309,12 +326,14 @@ int main(int argc, char **argv) {
             CHECK(agora_unlock(&c->locks[0]) == AGORA_OK, "unlock");
             run(c, n, locks_worker, locks_worker, n);
             long total = 0;
-            for (int k = 0; k < COUNTERS; k++) total += c->counters[k];
+            for (int k = 0; k < COUNTERS; k++)
+                total += c->counters[k];
             CHECK(total == n * m && c->created_counter == n * m, "counters %ld and %ld, expected %ld", total,
                   c->created_counter, n * m);
         } else if (!strcmp(mode, "shim")) {
             C = c;
-            CHECK(sysconf(_SC_NPROCESSORS_ONLN) == slots, "sysconf %ld, slots %d", sysconf(_SC_NPROCESSORS_ONLN), slots);
+            CHECK(sysconf(_SC_NPROCESSORS_ONLN) == slots, "sysconf %ld, slots %d", sysconf(_SC_NPROCESSORS_ONLN),
+                  slots);
             CHECK(pthread_mutex_init(&c->mutex, NULL) == 0, "mutex_init");
             CHECK(pthread_barrier_init(&c->pbarrier, NULL, (unsigned)n) == 0, "barrier_init");
             CHECK(pthread_cond_init(&c->pcond, NULL) == 0, "cond_init");
@@ -323,7 +342,8 @@ int main(int argc, char **argv) {
             CHECK(pthread_mutex_unlock(&c->mutex) == 0, "unlock");
             /* a private mutex still works (libc's) */
             pthread_mutex_t private_mutex = PTHREAD_MUTEX_INITIALIZER;
-            CHECK(pthread_mutex_lock(&private_mutex) == 0 && pthread_mutex_unlock(&private_mutex) == 0, "private mutex");
+            CHECK(pthread_mutex_lock(&private_mutex) == 0 && pthread_mutex_unlock(&private_mutex) == 0,
+                  "private mutex");
             pthread_t th[MAX_THREADS];
             struct arg *args = test_malloc(n * sizeof *args);
             for (long i = 0; i < n; i++) {
@@ -334,15 +354,17 @@ int main(int argc, char **argv) {
             c->go = 1;
             pthread_cond_broadcast(&c->pcond);
             pthread_mutex_unlock(&c->mutex);
-            for (long i = 0; i < n; i++) CHECK(sem_wait(&c->psem) == 0, "sem_wait");
+            for (long i = 0; i < n; i++)
+                CHECK(sem_wait(&c->psem) == 0, "sem_wait");
             for (long i = 0; i < n; i++) {
                 void *ret = NULL;
-                CHECK(pthread_join(th[i], &ret) == 0 && (intptr_t)ret == i + 1, "join %ld returned %ld", i, (long)(intptr_t)ret);
+                CHECK(pthread_join(th[i], &ret) == 0 && (intptr_t)ret == i + 1, "join %ld returned %ld", i,
+                      (long)(intptr_t)ret);
                 CHECK(pthread_equal(th[i], (pthread_t)c->self[i]), "pthread_self of %ld", i);
                 CHECK(!pthread_equal(th[i], pthread_self()), "main's pthread_self differs");
             }
-            CHECK(c->counters[0] == n * m && c->serial == m && c->once_runs == 1,
-                  "counter %ld, serial %ld, once %ld", c->counters[0], c->serial, c->once_runs);
+            CHECK(c->counters[0] == n * m && c->serial == m && c->once_runs == 1, "counter %ld, serial %ld, once %ld",
+                  c->counters[0], c->serial, c->once_runs);
             CHECK(sem_trywait(&c->psem) == -1 && errno == EAGAIN, "sem_trywait on 0");
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
@@ -372,8 +394,10 @@ int main(int argc, char **argv) {
             for (int i = 0; i < slots; i++)
                 CHECK(agora_thread_create(&th[i], block_on_sem, a) == AGORA_OK, "create %d", i);
             CHECK(agora_thread_create(&th[slots], block_on_sem, a) == AGORA_ERR_MISUSE, "create beyond the slots");
-            for (int i = 0; i < slots; i++) CHECK(agora_sem_post(&c->full) == AGORA_OK, "post");
-            for (int i = 0; i < slots; i++) CHECK(agora_thread_join(th[i], NULL) == AGORA_OK, "join");
+            for (int i = 0; i < slots; i++)
+                CHECK(agora_sem_post(&c->full) == AGORA_OK, "post");
+            for (int i = 0; i < slots; i++)
+                CHECK(agora_thread_join(th[i], NULL) == AGORA_OK, "join");
             CHECK(agora_thread_create(&th[0], block_on_sem, a) == AGORA_OK, "create after joins");
             CHECK(agora_sem_post(&c->full) == AGORA_OK && agora_thread_join(th[0], NULL) == AGORA_OK, "last");
         } else if (!strcmp(mode, "count_mismatch")) {

@@ -142,8 +142,10 @@ TEST_F(Options, ValuesOfEachKind) {
 TEST_F(Options, BadValueMessages) {
   EXPECT_EQ(parse_error("AGORA_PROTOCOL", "nonsense"),
             "AGORA_PROTOCOL=nonsense is not a protocol; allowed: sc, hlrc, regc, regc-page");
-  EXPECT_EQ(parse_error("AGORA_MEMORY", "12Q"), "AGORA_MEMORY=12Q is not a size between 1M and 40T; write e.g. 512M, 4G, 1T");
-  EXPECT_EQ(parse_error("AGORA_MEMORY", "1023K"), "AGORA_MEMORY=1023K is not a size between 1M and 40T; write e.g. 512M, 4G, 1T");
+  EXPECT_EQ(parse_error("AGORA_MEMORY", "12Q"),
+            "AGORA_MEMORY=12Q is not a size between 1M and 40T; write e.g. 512M, 4G, 1T");
+  EXPECT_EQ(parse_error("AGORA_MEMORY", "1023K"),
+            "AGORA_MEMORY=1023K is not a size between 1M and 40T; write e.g. 512M, 4G, 1T");
   EXPECT_EQ(parse_error("AGORA_MEMORY", "48T"),
             "AGORA_MEMORY=48T is not a size between 1M and 40T (the range is mapped twice, and a 128 TiB "
             "address space holds two 40 TiB ranges beside the program, its heap and libraries)");
@@ -154,12 +156,14 @@ TEST_F(Options, BadValueMessages) {
   EXPECT_EQ(parse_error("AGORA_SERVICE", "lazy"), "AGORA_SERVICE=lazy is not a service mode; allowed: adaptive, poll");
   EXPECT_EQ(parse_error("AGORA_WAIT", "x"), "AGORA_WAIT=x is not a wait mode; allowed: auto, spin, block");
   EXPECT_EQ(parse_error("AGORA_HEAP", "x"), "AGORA_HEAP=x is not a heap placement; allowed: local, block, cyclic");
-  EXPECT_EQ(parse_error("AGORA_INTERVALS", "x"), "AGORA_INTERVALS=x is not an interval policy; allowed: lazy, aggressive");
+  EXPECT_EQ(parse_error("AGORA_INTERVALS", "x"),
+            "AGORA_INTERVALS=x is not an interval policy; allowed: lazy, aggressive");
   EXPECT_EQ(parse_error("AGORA_SERVICE_SLEEP_US", "0"),
             "AGORA_SERVICE_SLEEP_US=0 is not a whole number of microseconds between 1 and 1000000");
   EXPECT_EQ(parse_error("AGORA_THREADS_PER_RANK", "-1"),
             "AGORA_THREADS_PER_RANK=-1 is not a whole number of threads between 1 and 65536");
-  EXPECT_EQ(parse_error("AGORA_HANG_WARN", "5s"), "AGORA_HANG_WARN=5s is not a whole number of seconds between 1 and 31536000");
+  EXPECT_EQ(parse_error("AGORA_HANG_WARN", "5s"),
+            "AGORA_HANG_WARN=5s is not a whole number of seconds between 1 and 31536000");
   EXPECT_EQ(parse_error("AGORA_DOORBELL_SIGNAL", "SIGUSR1"),
             "AGORA_DOORBELL_SIGNAL=SIGUSR1 is not a signal number; give a real-time signal's number "
             "(SIGRTMIN..SIGRTMAX, e.g. 40), or leave it unset for the first free one from SIGRTMIN+5");

@@ -9,18 +9,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(c, ...) do { if (!(c)) { printf("check failed: " __VA_ARGS__); printf("\n"); exit(1); } } while (0)
+#define CHECK(c, ...)                                                                                                  \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            printf("check failed: " __VA_ARGS__);                                                                      \
+            printf("\n");                                                                                              \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
+    } while (0)
 
 static unsigned char *big;
 static size_t big_bytes = 4u << 20;
 
-static void *fill(void *arg) {
+static void *fill(void *arg)
+{
     (void)arg;
-    for (size_t i = 0; i < big_bytes; i++) big[i] = (unsigned char)(i * 7);
+    for (size_t i = 0; i < big_bytes; i++)
+        big[i] = (unsigned char)(i * 7);
     return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     const char *want = argc > 1 ? argv[1] : "local";
     int n = agora_nranks();
     big = malloc(big_bytes);
@@ -40,11 +50,13 @@ int main(int argc, char **argv) {
         prev = home;
     }
     if (!strcmp(want, "block")) CHECK(seen == n, "block: %d runs of homes over %d ranks", seen, n);
-    if (!strcmp(want, "cyclic") && n > 1) CHECK(seen == (int)pages, "cyclic: %d home changes over %zu pages", seen, pages);
+    if (!strcmp(want, "cyclic") && n > 1)
+        CHECK(seen == (int)pages, "cyclic: %d home changes over %zu pages", seen, pages);
     agora_thread_t t;
     CHECK(agora_thread_create_on(&t, n - 1, fill, NULL) == AGORA_OK, "create");
     CHECK(agora_thread_join(t, NULL) == AGORA_OK, "join");
-    for (size_t k = 0; k < big_bytes; k++) CHECK(big[k] == (unsigned char)(k * 7), "byte %zu", k);
+    for (size_t k = 0; k < big_bytes; k++)
+        CHECK(big[k] == (unsigned char)(k * 7), "byte %zu", k);
     free(big);
     free(small);
     printf("PASS heap_placement %s on %d ranks (%zu pages)\n", want, n, pages);

@@ -20,32 +20,37 @@
 static volatile long sink;
 const char *private_string;
 
-static long recurse(long n) {
+static long recurse(long n)
+{
     volatile char frame[1024];
     frame[0] = (char)n;
     if (n == 0) return frame[0];
     return recurse(n - 1) + frame[0];
 }
 
-static void *overflow_thread(void *arg) {
+static void *overflow_thread(void *arg)
+{
     sink = recurse((long)(intptr_t)arg);
     return NULL;
 }
 
 static void *quick(void *arg) { return arg; }
 
-static void *exiting_thread(void *arg) {
+static void *exiting_thread(void *arg)
+{
     (void)arg;
     exit(5);
 }
 
-static void *private_reader(void *arg) {
+static void *private_reader(void *arg)
+{
     (void)arg;
     sink = private_string[0]; /* rank 0's environment: not mapped, or not this */
     return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     const char *mode = argc > 1 ? argv[1] : "";
     agora_thread_t t;
     int last = agora_nranks() - 1;

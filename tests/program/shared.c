@@ -17,27 +17,27 @@
 
 #include "../mpi/check.h"
 
-
 enum { MAX_THREADS = 64, TABLE = 5000, BUF0 = 100, BUF1 = 3 * 4096 + 17 };
 
-int magic = 12345;                 /* .data */
-int nthreads;                      /* .bss */
-long table[TABLE];                 /* .bss, spans pages */
-double *results;                   /* -> malloc'd */
-char *message;                     /* -> strdup'd */
-const char *word;                  /* argv[1] */
-long written[MAX_THREADS];         /* threads write, main reads */
+int magic = 12345;         /* .data */
+int nthreads;              /* .bss */
+long table[TABLE];         /* .bss, spans pages */
+double *results;           /* -> malloc'd */
+char *message;             /* -> strdup'd */
+const char *word;          /* argv[1] */
+long written[MAX_THREADS]; /* threads write, main reads */
 int ran_on[MAX_THREADS];
 agora_lock_t lock;
 struct node {
     long value;
     struct node *next;
-} *list_head;
+} * list_head;
 long pushed;
-unsigned char *bufs[MAX_THREADS];  /* malloc'd by main, realloc'd by threads */
+unsigned char *bufs[MAX_THREADS]; /* malloc'd by main, realloc'd by threads */
 
-static long *static_counter(void) {
-    static long calls = 100;       /* a static local: .data */
+static long *static_counter(void)
+{
+    static long calls = 100; /* a static local: .data */
     return &calls;
 }
 
@@ -46,27 +46,31 @@ struct args {
     long in, out;
 };
 
-static void *worker(void *p) {
+static void *worker(void *p)
+{
     struct args *a = p; /* on main's stack */
     int id = a->id;
     CHECK(magic == 12345, "thread %d: magic %d", id, magic);
     CHECK(nthreads >= 1 && nthreads <= MAX_THREADS, "thread %d: nthreads %d", id, nthreads);
-    for (long i = 0; i < TABLE; i++) CHECK(table[i] == i * 3, "thread %d: table[%ld] = %ld", id, i, table[i]);
+    for (long i = 0; i < TABLE; i++)
+        CHECK(table[i] == i * 3, "thread %d: table[%ld] = %ld", id, i, table[i]);
     for (int i = 0; i < nthreads; i++)
         CHECK(results[i] == i * 0.5, "thread %d: results[%d] = %g", id, i, results[i]);
     CHECK(strcmp(message, "a message from main") == 0, "thread %d: message '%s'", id, message);
     CHECK(*static_counter() == 107, "thread %d: static local %ld", id, *static_counter());
     CHECK(word && strcmp(word, "hello-argv") == 0, "thread %d: argv[1] '%s'", id, word ? word : "(null)");
 
-    a->out = a->in * 2 + id;         /* through a pointer to main's stack */
+    a->out = a->in * 2 + id; /* through a pointer to main's stack */
     written[id] = 1000 + id;
     ran_on[id] = agora_rank();
 
     /* My own stack: a local array passed to a helper (and touched a lot). */
     long local[512];
-    for (int i = 0; i < 512; i++) local[i] = i * id;
+    for (int i = 0; i < 512; i++)
+        local[i] = i * id;
     long sum = 0;
-    for (int i = 0; i < 512; i++) sum += local[i];
+    for (int i = 0; i < 512; i++)
+        sum += local[i];
     CHECK(sum == 512L * 511 / 2 * id, "thread %d: local sum %ld", id, sum);
 
     /* The heap: a node homed here, reached by main through a global. */
@@ -80,16 +84,20 @@ static void *worker(void *p) {
     CHECK(agora_unlock(&lock) == AGORA_OK, "thread %d: unlock", id);
 
     /* realloc of main's block (homed on rank 0) from this rank. */
-    for (int i = 0; i < BUF0; i++) CHECK(bufs[id][i] == (unsigned char)(id + i), "thread %d: buf[%d]", id, i);
+    for (int i = 0; i < BUF0; i++)
+        CHECK(bufs[id][i] == (unsigned char)(id + i), "thread %d: buf[%d]", id, i);
     unsigned char *b = realloc(bufs[id], BUF1);
     CHECK(b, "thread %d: realloc", id);
-    for (int i = 0; i < BUF0; i++) CHECK(b[i] == (unsigned char)(id + i), "thread %d: realloc'd [%d]", id, i);
-    for (int i = BUF0; i < BUF1; i++) b[i] = (unsigned char)(id * 3 + i);
+    for (int i = 0; i < BUF0; i++)
+        CHECK(b[i] == (unsigned char)(id + i), "thread %d: realloc'd [%d]", id, i);
+    for (int i = BUF0; i < BUF1; i++)
+        b[i] = (unsigned char)(id * 3 + i);
     bufs[id] = b;
 
     long *z = calloc(1000, sizeof(long));
     CHECK(z, "thread %d: calloc", id);
-    for (int i = 0; i < 1000; i++) CHECK(z[i] == 0, "thread %d: calloc'd [%d] = %ld", id, i, z[i]);
+    for (int i = 0; i < 1000; i++)
+        CHECK(z[i] == 0, "thread %d: calloc'd [%d] = %ld", id, i, z[i]);
     free(z);
     void *big = NULL;
     CHECK(posix_memalign(&big, 4096, 10000) == 0 && ((uintptr_t)big & 4095) == 0, "thread %d: posix_memalign", id);
@@ -97,7 +105,8 @@ static void *worker(void *p) {
     return (void *)(intptr_t)(id + 1);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     CHECK(agora_program_mode(), "not in program mode");
     CHECK(agora_init(&argc, &argv) == AGORA_OK, "agora_init again");
     CHECK(agora_rank() == 0, "main on rank %d", agora_rank());
@@ -112,10 +121,12 @@ int main(int argc, char **argv) {
     word = argv[1];
     nthreads = argc > 2 ? atoi(argv[2]) : 2 * agora_nranks() + 1;
     CHECK(nthreads >= 1 && nthreads <= MAX_THREADS, "bad thread count %d", nthreads);
-    for (long i = 0; i < TABLE; i++) table[i] = i * 3;
+    for (long i = 0; i < TABLE; i++)
+        table[i] = i * 3;
     results = malloc(nthreads * sizeof(double));
     CHECK(results, "malloc");
-    for (int i = 0; i < nthreads; i++) results[i] = i * 0.5;
+    for (int i = 0; i < nthreads; i++)
+        results[i] = i * 0.5;
     message = strdup("a message from main");
     *static_counter() = 107;
     agora_lock_t *l = test_lock_create();
@@ -130,7 +141,8 @@ int main(int argc, char **argv) {
         args[i].out = -1;
         bufs[i] = malloc(BUF0);
         CHECK(bufs[i], "malloc");
-        for (int k = 0; k < BUF0; k++) bufs[i][k] = (unsigned char)(i + k);
+        for (int k = 0; k < BUF0; k++)
+            bufs[i][k] = (unsigned char)(i + k);
     }
     for (int i = 0; i < nthreads; i++)
         CHECK(agora_thread_create(&t[i], worker, &args[i]) == AGORA_OK, "create %d", i);
@@ -144,7 +156,8 @@ int main(int argc, char **argv) {
         CHECK(args[i].out == i * 200 + i, "args[%d].out = %ld", i, args[i].out);
         CHECK(written[i] == 1000 + i, "written[%d] = %ld", i, written[i]);
         other_rank |= ran_on[i] != 0;
-        for (int k = 0; k < BUF0; k++) CHECK(bufs[i][k] == (unsigned char)(i + k), "bufs[%d][%d]", i, k);
+        for (int k = 0; k < BUF0; k++)
+            CHECK(bufs[i][k] == (unsigned char)(i + k), "bufs[%d][%d]", i, k);
         for (int k = BUF0; k < BUF1; k++)
             CHECK(bufs[i][k] == (unsigned char)(i * 3 + k), "bufs[%d][%d] = %d", i, k, bufs[i][k]);
         free(bufs[i]);

@@ -12,14 +12,14 @@
 
 #include "../mpi/check.h"
 
-
 enum { MAX = 32 };
 long reached_after_exit; /* must stay 0 */
 agora_lock_t lock;
 int late_total, late_done;
 long late_sum;
 
-static void deep(long depth, long value) {
+static void deep(long depth, long value)
+{
     volatile long frame[64];
     frame[0] = depth;
     if (depth == 0) {
@@ -31,7 +31,8 @@ static void deep(long depth, long value) {
     reached_after_exit++;
 }
 
-static void *early(void *arg) {
+static void *early(void *arg)
+{
     long i = (long)(intptr_t)arg;
     deep(50 + i, i * 11 + 1);
     reached_after_exit++;
@@ -39,7 +40,8 @@ static void *early(void *arg) {
 }
 
 /* Runs after main has ended with agora_thread_exit. */
-static void *late(void *arg) {
+static void *late(void *arg)
+{
     long i = (long)(intptr_t)arg;
     double t0 = agora_wtime();
     while (agora_wtime() - t0 < 0.3) {
@@ -61,12 +63,14 @@ static void *late(void *arg) {
     return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     int n = argc > 1 ? atoi(argv[1]) : 2 * agora_nranks();
     CHECK(n >= 1 && n <= MAX, "bad thread count %d", n);
     CHECK(agora_lock_init(&lock) == AGORA_OK, "agora_lock_init");
     agora_thread_t t[MAX];
-    for (long i = 0; i < n; i++) CHECK(agora_thread_create(&t[i], early, (void *)(intptr_t)i) == AGORA_OK, "create");
+    for (long i = 0; i < n; i++)
+        CHECK(agora_thread_create(&t[i], early, (void *)(intptr_t)i) == AGORA_OK, "create");
     for (long i = 0; i < n; i++) {
         void *ret;
         CHECK(agora_thread_join(t[i], &ret) == AGORA_OK, "join");
@@ -74,7 +78,8 @@ int main(int argc, char **argv) {
     }
     CHECK(reached_after_exit == 0, "code after agora_thread_exit ran (%ld)", reached_after_exit);
     late_total = n;
-    for (long i = 0; i < n; i++) CHECK(agora_thread_create(&t[i], late, (void *)(intptr_t)i) == AGORA_OK, "create");
+    for (long i = 0; i < n; i++)
+        CHECK(agora_thread_create(&t[i], late, (void *)(intptr_t)i) == AGORA_OK, "create");
     agora_thread_exit(NULL); /* the job ends once the late threads have */
     reached_after_exit++;
     printf("FAIL: main continued after agora_thread_exit\n");

@@ -14,13 +14,14 @@
 #define MAX_THREADS 64
 
 static int size = 512, max_iter = 256, nthreads;
-static unsigned char *image;                 /* size x size, malloc'd by main */
-static int next_row, rows_done;              /* under queue_lock */
+static unsigned char *image;    /* size x size, malloc'd by main */
+static int next_row, rows_done; /* under queue_lock */
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t all_rows = PTHREAD_COND_INITIALIZER;
-static long inside[MAX_THREADS];             /* per thread: points in the set */
+static long inside[MAX_THREADS]; /* per thread: points in the set */
 
-static int escape(int x, int y) {
+static int escape(int x, int y)
+{
     double cr = -2.0 + 2.5 * x / size, ci = -1.25 + 2.5 * y / size, zr = 0, zi = 0;
     int i = 0;
     while (i < max_iter && zr * zr + zi * zi <= 4.0) {
@@ -32,7 +33,8 @@ static int escape(int x, int y) {
     return i;
 }
 
-static void *worker(void *arg) {
+static void *worker(void *arg)
+{
     int id = (int)(long)arg;
     for (;;) {
         pthread_mutex_lock(&queue_lock);
@@ -51,7 +53,8 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     if (argc > 1) size = atoi(argv[1]);
     nthreads = argc > 2 ? atoi(argv[2]) : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (argc > 3) max_iter = atoi(argv[3]);
@@ -60,20 +63,29 @@ int main(int argc, char **argv) {
         return 2;
     }
     image = malloc((size_t)size * size);
-    if (!image) { perror("malloc"); return 1; }
+    if (!image) {
+        perror("malloc");
+        return 1;
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     pthread_t tid[MAX_THREADS];
     for (long t = 0; t < nthreads; t++)
-        if (pthread_create(&tid[t], NULL, worker, (void *)t) != 0) { perror("pthread_create"); return 1; }
+        if (pthread_create(&tid[t], NULL, worker, (void *)t) != 0) {
+            perror("pthread_create");
+            return 1;
+        }
     pthread_mutex_lock(&queue_lock);
-    while (rows_done < size) pthread_cond_wait(&all_rows, &queue_lock);
+    while (rows_done < size)
+        pthread_cond_wait(&all_rows, &queue_lock);
     pthread_mutex_unlock(&queue_lock);
-    for (int t = 0; t < nthreads; t++) pthread_join(tid[t], NULL);
+    for (int t = 0; t < nthreads; t++)
+        pthread_join(tid[t], NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
 
     long total_inside = 0, expect_inside = 0, wrong = 0, checksum = 0;
-    for (int t = 0; t < nthreads; t++) total_inside += inside[t];
+    for (int t = 0; t < nthreads; t++)
+        total_inside += inside[t];
     for (int y = 0; y < size; y++)
         for (int x = 0; x < size; x++) {
             int it = escape(x, y);

@@ -20,41 +20,49 @@
 
 static int n = 256;
 static int nthreads;
-static double *A, *B, *C;             /* malloc'd by main, reached through globals */
-static double total;                  /* sum of C, accumulated under total_lock */
+static double *A, *B, *C; /* malloc'd by main, reached through globals */
+static double total;      /* sum of C, accumulated under total_lock */
 static pthread_mutex_t total_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t phase;
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t all_done = PTHREAD_COND_INITIALIZER;
-static int finished;                  /* threads done, under done_lock */
-static int serial_count;              /* barrier waits that returned PTHREAD_BARRIER_SERIAL_THREAD */
+static int finished;     /* threads done, under done_lock */
+static int serial_count; /* barrier waits that returned PTHREAD_BARRIER_SERIAL_THREAD */
 
-struct task {                         /* one per thread, on main's stack */
+struct task { /* one per thread, on main's stack */
     int id;
     int first_row, rows;
     double my_sum;
 };
 
-static int close_to(double a, double b) {
+static int close_to(double a, double b)
+{
     double d = a > b ? a - b : b - a, m = b < 0 ? -b : b;
     return d <= 1e-9 * (1 + m);
 }
 
-static void *worker(void *arg) {
+static void *worker(void *arg)
+{
     struct task *t = arg;
     for (int i = t->first_row; i < t->first_row + t->rows; i++)
         for (int j = 0; j < n; j++) {
             double s = 0;
-            for (int k = 0; k < n; k++) s += A[i * n + k] * B[k * n + j];
+            for (int k = 0; k < n; k++)
+                s += A[i * n + k] * B[k * n + j];
             C[i * n + j] = s;
         }
     int r = pthread_barrier_wait(&phase);
-    if (r == PTHREAD_BARRIER_SERIAL_THREAD) serial_count++;
-    else if (r != 0) { fprintf(stderr, "barrier failed: %d\n", r); exit(1); }
+    if (r == PTHREAD_BARRIER_SERIAL_THREAD)
+        serial_count++;
+    else if (r != 0) {
+        fprintf(stderr, "barrier failed: %d\n", r);
+        exit(1);
+    }
 
     double sum = 0;
     for (int i = t->first_row; i < t->first_row + t->rows; i++)
-        for (int j = 0; j < n; j++) sum += C[i * n + j];
+        for (int j = 0; j < n; j++)
+            sum += C[i * n + j];
     t->my_sum = sum;
     pthread_mutex_lock(&total_lock);
     total += sum;
@@ -66,7 +74,8 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     if (argc > 1) n = atoi(argv[1]);
     nthreads = argc > 2 ? atoi(argv[2]) : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1 || nthreads < 1 || nthreads > MAX_THREADS) {
@@ -76,7 +85,10 @@ int main(int argc, char **argv) {
     A = malloc(sizeof(double) * n * n);
     B = malloc(sizeof(double) * n * n);
     C = calloc((size_t)n * n, sizeof(double));
-    if (!A || !B || !C) { perror("malloc"); return 1; }
+    if (!A || !B || !C) {
+        perror("malloc");
+        return 1;
+    }
     for (int i = 0; i < n * n; i++) {
         A[i] = (double)(i % 7) - 3.0;
         B[i] = (double)((i * 5) % 11) * 0.5;
@@ -94,12 +106,17 @@ int main(int argc, char **argv) {
         tasks[t].rows = base + (t < extra);
         tasks[t].my_sum = 0;
         row += tasks[t].rows;
-        if (pthread_create(&tid[t], NULL, worker, &tasks[t]) != 0) { perror("pthread_create"); return 1; }
+        if (pthread_create(&tid[t], NULL, worker, &tasks[t]) != 0) {
+            perror("pthread_create");
+            return 1;
+        }
     }
     pthread_mutex_lock(&done_lock);
-    while (finished < nthreads) pthread_cond_wait(&all_done, &done_lock);
+    while (finished < nthreads)
+        pthread_cond_wait(&all_done, &done_lock);
     pthread_mutex_unlock(&done_lock);
-    for (int t = 0; t < nthreads; t++) pthread_join(tid[t], NULL);
+    for (int t = 0; t < nthreads; t++)
+        pthread_join(tid[t], NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double parallel_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
 
@@ -110,20 +127,25 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < n; j++) {
             double s = 0;
-            for (int k = 0; k < n; k++) s += A[i * n + k] * B[k * n + j];
+            for (int k = 0; k < n; k++)
+                s += A[i * n + k] * B[k * n + j];
             row_buf[j] = s;
             if (C[i * n + j] != s) bad++;
         }
-        for (int j = 0; j < n; j++) expect_total += row_buf[j];
+        for (int j = 0; j < n; j++)
+            expect_total += row_buf[j];
     }
-    for (int t = 0; t < nthreads; t++) sums += tasks[t].my_sum;
+    for (int t = 0; t < nthreads; t++)
+        sums += tasks[t].my_sum;
     free(row_buf);
     int ok = bad == 0 && serial_count == 1 && finished == nthreads && close_to(total, expect_total) &&
              close_to(sums, expect_total);
-    printf("matmul n=%d threads=%d: %s (wrong elements %ld, serial waiters %d, total %.6e expected %.6e)\n",
-           n, nthreads, ok ? "ok" : "WRONG", bad, serial_count, total, expect_total);
+    printf("matmul n=%d threads=%d: %s (wrong elements %ld, serial waiters %d, total %.6e expected %.6e)\n", n,
+           nthreads, ok ? "ok" : "WRONG", bad, serial_count, total, expect_total);
     printf("parallel_s=%.6f\n", parallel_s);
     pthread_barrier_destroy(&phase);
-    free(A); free(B); free(C);
+    free(A);
+    free(B);
+    free(C);
     return ok ? 0 : 1;
 }

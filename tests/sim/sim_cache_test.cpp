@@ -16,8 +16,8 @@
 #include <string>
 
 #include "sim/sim_program.h"
-#include "sim/sim_seeds.h"
 #include "sim/sim_regc_program.h"
+#include "sim/sim_seeds.h"
 
 using namespace agora;
 using namespace agora::simtest;
@@ -127,11 +127,12 @@ void expect_correct_under_eviction(const std::string &protocol, uint64_t seeds) 
                       << " ./sim_tests --gtest_filter='SimCache.*'";
     totals.combine(r.totals);
   }
-  std::printf("[ figures  ] %s: %llu seeds, %llu evictions, %llu write-backs (%llu bytes), %llu pages fetched, "
-              "%llu into moved frames\n",
-              protocol.c_str(), (unsigned long long)seeds, (unsigned long long)totals.cache_evictions,
-              (unsigned long long)totals.cache_writebacks, (unsigned long long)totals.cache_writeback_bytes,
-              (unsigned long long)totals.pages_fetched, (unsigned long long)totals.cache_frames_pooled);
+  std::printf(
+      "[ figures  ] %s: %llu seeds, %llu evictions, %llu write-backs (%llu bytes), %llu pages fetched, "
+      "%llu into moved frames\n",
+      protocol.c_str(), (unsigned long long)seeds, (unsigned long long)totals.cache_evictions,
+      (unsigned long long)totals.cache_writebacks, (unsigned long long)totals.cache_writeback_bytes,
+      (unsigned long long)totals.pages_fetched, (unsigned long long)totals.cache_frames_pooled);
   if (seeds < 50) return;  // a replay
   // The runs really evicted, clean and dirty copies alike.
   EXPECT_GT(totals.cache_evictions, seeds * 5);

@@ -27,12 +27,12 @@ namespace {
 struct Party {
   Rank node = 0;
   bool producer = false;
-  uint64_t value = 0;     // a producer's item
-  int deadline = -1;      // a consumer's steps of waiting before it withdraws (-1: none)
+  uint64_t value = 0;  // a producer's item
+  int deadline = -1;   // a consumer's steps of waiting before it withdraws (-1: none)
   int state = 0;
-  bool waiting = false;   // on w (a lock or a fault)
+  bool waiting = false;  // on w (a lock or a fault)
   Waiter w, queued, woken;
-  uint64_t items = 0;     // as read under the lock
+  uint64_t items = 0;  // as read under the lock
   uint64_t signals_at_enqueue = 0;
   int waited_steps = 0;
   bool cancelled = false;
@@ -121,8 +121,10 @@ Result run_condition(uint64_t seed, const std::string &protocol) {
         return true;
       case 2:
         if (!load(count_word, &p.items)) return result.ok;
-        if (p.producer) p.state = 10;
-        else p.state = p.items == 0 ? 20 : 30;
+        if (p.producer)
+          p.state = 10;
+        else
+          p.state = p.items == 0 ? 20 : 30;
         return true;
       case 10:  // push
         if (!store(slot_word(p.items), p.value)) return result.ok;

@@ -149,8 +149,7 @@ Outcome run_flush(uint64_t seed, const Case &c) {
   }
   auto range_of = [&](uint64_t word, bool whole) {
     PageId page = word / kPerPage;
-    return whole ? StoreRange{page, 0, (uint32_t)kPageSize}
-                 : StoreRange{page, (uint32_t)(word % kPerPage * 8), 8};
+    return whole ? StoreRange{page, 0, (uint32_t)kPageSize} : StoreRange{page, (uint32_t)(word % kPerPage * 8), 8};
   };
   auto start_flush = [&](Thread &t, std::vector<StoreRange> ranges) {
     t.w.reset();
@@ -209,7 +208,10 @@ Outcome run_flush(uint64_t seed, const Case &c) {
           }
           if (store(t, data_word, t.round + 1)) t.pc = 1;
           return true;
-        case 1: start_flush(t, {range_of(data_word, rng() % 4 == 0)}); t.pc = 2; return true;
+        case 1:
+          start_flush(t, {range_of(data_word, rng() % 4 == 0)});
+          t.pc = 2;
+          return true;
         case 2:
           if (store(t, flag_word, t.round + 1)) t.pc = 3;
           return true;
@@ -218,7 +220,10 @@ Outcome run_flush(uint64_t seed, const Case &c) {
           t.round++;
           t.pc = 4;
           return true;
-        case 4: start_flush(t, {range_of(ack_word, rng() % 4 == 0)}); t.pc = 5; return true;
+        case 4:
+          start_flush(t, {range_of(ack_word, rng() % 4 == 0)});
+          t.pc = 5;
+          return true;
         case 5:
           if (!load(t, ack_word, &v)) return true;
           t.pc = v >= t.round ? 0 : 4;
@@ -259,8 +264,8 @@ Outcome run_flush(uint64_t seed, const Case &c) {
           // at the read, which show later writes too), the data it shows is
           // at least as new. (The basic flush refreshes pages independently.)
           SimNode &node = cluster.node(t.node);
-          t.pair_checked = c.protocol == "hlrc" && c.mode == FlushMode::Observer &&
-                           node.home_of(l.flag) != t.node && node.access(l.flag) >= Access::Read;
+          t.pair_checked = c.protocol == "hlrc" && c.mode == FlushMode::Observer && node.home_of(l.flag) != t.node &&
+                           node.access(l.flag) >= Access::Read;
           start_flush(t, {range_of(flag_word, rng() % 2 == 0), range_of(data_word, rng() % 2 == 0)});
           t.pc = 20;
           return true;
@@ -270,8 +275,9 @@ Outcome run_flush(uint64_t seed, const Case &c) {
         return true;
       case 1:
         if (!load(t, flag_word, &v)) return true;
-        if (v < t.seen_flag) fail("node " + std::to_string(t.node) + " read flag " + std::to_string(v) + " after " +
-                                  std::to_string(t.seen_flag));
+        if (v < t.seen_flag)
+          fail("node " + std::to_string(t.node) + " read flag " + std::to_string(v) + " after " +
+               std::to_string(t.seen_flag));
         if (v > t.seen_flag) {
           t.seen_flag = v;
           t.pc = 2;
@@ -279,7 +285,10 @@ Outcome run_flush(uint64_t seed, const Case &c) {
           t.pc = 0;
         }
         return true;
-      case 2: start_flush(t, {range_of(data_word, rng() % 4 == 0)}); t.pc = 3; return true;
+      case 2:
+        start_flush(t, {range_of(data_word, rng() % 4 == 0)});
+        t.pc = 3;
+        return true;
       case 3:
         if (!load(t, data_word, &v)) return true;
         check_data(t, v);
@@ -291,7 +300,10 @@ Outcome run_flush(uint64_t seed, const Case &c) {
           t.pc = 5;
         }
         return true;
-      case 5: start_flush(t, {range_of(ack_word, rng() % 4 == 0)}); t.pc = 0; return true;
+      case 5:
+        start_flush(t, {range_of(ack_word, rng() % 4 == 0)});
+        t.pc = 0;
+        return true;
       case 20:
         if (!load(t, flag_word, &v)) return true;
         t.pair_flag = v;
@@ -316,7 +328,10 @@ Outcome run_flush(uint64_t seed, const Case &c) {
           t.pc = 11;
         }
         return true;
-      case 11: start_flush(t, {range_of(third_word, rng() % 2 == 0)}); t.pc = 0; return true;
+      case 11:
+        start_flush(t, {range_of(third_word, rng() % 2 == 0)});
+        t.pc = 0;
+        return true;
     }
     fail("bad program counter");
     return false;
@@ -339,10 +354,12 @@ Outcome run_flush(uint64_t seed, const Case &c) {
       size_t start = rng() % 3;
       for (size_t k = 0; k < 3 && !progressed && out.ok; ++k) progressed = s.step((start + k) % 3);
     }
-    if (!progressed && out.ok && !cluster.deliver_one()) fail("deadlock: no thread can run and no message is in flight");
+    if (!progressed && out.ok && !cluster.deliver_one())
+      fail("deadlock: no thread can run and no message is in flight");
   }
   auto settle = [&] {
-    while (cluster.deliver_one()) {}
+    while (cluster.deliver_one()) {
+    }
   };
   settle();
   // Every node flushes everything, then reads the latest of every word.
@@ -447,8 +464,7 @@ TEST(SimFlush, CheckerCatchesFlushWithoutAcks) {
   const uint64_t seeds = sim_seed_count(1500);
   for (const char *protocol : {"hlrc", "regc"}) {
     int caught = caught_without_acks(protocol, seeds);
-    std::printf("flush without acks (%s): caught on %d of %llu seeds\n", protocol, caught,
-                (unsigned long long)seeds);
+    std::printf("flush without acks (%s): caught on %d of %llu seeds\n", protocol, caught, (unsigned long long)seeds);
     EXPECT_GT(caught, 0) << protocol;
   }
 }
@@ -463,8 +479,7 @@ struct PhaseCounts {
   std::map<uint16_t, uint64_t> home, remote;
 };
 
-std::vector<PhaseCounts> run_table_iv(const std::string &protocol, FlushMode mode, uint64_t n,
-                                      bool one_sided = false) {
+std::vector<PhaseCounts> run_table_iv(const std::string &protocol, FlushMode mode, uint64_t n, bool one_sided = false) {
   SimOptions o;
   o.one_sided = o.track_home_writes = one_sided;
   o.nodes = 2;
@@ -483,7 +498,8 @@ std::vector<PhaseCounts> run_table_iv(const std::string &protocol, FlushMode mod
     if (FlushObservers::handles(m.op)) (dst == home ? phases[phase].home : phases[phase].remote)[m.op]++;
   });
   auto settle = [&] {
-    while (cluster.deliver_one()) {}
+    while (cluster.deliver_one()) {
+    }
   };
   Waiter w;
   auto flush_x = [&](Rank r) {
@@ -606,8 +622,10 @@ SlotsOutcome run_flush_all_slots(uint64_t seed, bool one_sided) {
     slot[r] = kPages;
     for (PageId p = 0; p < kPages; ++p)
       if (cluster.node(0).home_of(p) == r) {
-        if (slot[r] == kPages) slot[r] = p;
-        else if (r == ready_home && ready == kPages) ready = p;
+        if (slot[r] == kPages)
+          slot[r] = p;
+        else if (r == ready_home && ready == kPages)
+          ready = p;
       }
   }
   if (ready == kPages) {
@@ -658,7 +676,10 @@ SlotsOutcome run_flush_all_slots(uint64_t seed, bool one_sided) {
       case 1:
         if (store(r, slot[r] * kPerPage, value_of(r))) t.pc = 2;
         return true;
-      case 2: flush_all(r); t.pc = 3; return true;
+      case 2:
+        flush_all(r);
+        t.pc = 3;
+        return true;
       case 3:
         if (store(r, ready * kPerPage + 1 + r, 1)) t.pc = 4;
         return true;
@@ -687,8 +708,8 @@ SlotsOutcome run_flush_all_slots(uint64_t seed, bool one_sided) {
       case 7:
         if (!load(r, slot[t.q] * kPerPage, &v)) return true;
         if (v != value_of(t.q))
-          fail("node " + std::to_string(r) + " read slot of node " + std::to_string(t.q) + " as " +
-               std::to_string(v) + " after flush_all, ready said it was " + std::to_string(value_of(t.q)));
+          fail("node " + std::to_string(r) + " read slot of node " + std::to_string(t.q) + " as " + std::to_string(v) +
+               " after flush_all, ready said it was " + std::to_string(value_of(t.q)));
         t.q++;
         t.pc = 5;
         return true;

@@ -21,8 +21,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <random>
@@ -52,7 +52,7 @@ struct ReadRecord {
   uint64_t program_index;
   Rank home;
   uint32_t word;
-  uint64_t *value;  // filled at completion
+  uint64_t *value;            // filled at completion
   uint64_t expected_own = 0;  // reader is the writer: its latest write before the read
   bool own = false;
 };
@@ -149,11 +149,16 @@ class Run {
         st.words = 1;
         int pick = (int)(r() % 100);
         bool writer = writer_[slot(st.home, st.word)] == n;
-        if (pick < 30) st.kind = Kind::SyncRead;
-        else if (pick < 45) st.kind = Kind::AsyncRead;
-        else if (pick < 55) st.kind = writer ? Kind::SyncWrite : Kind::SyncRead;
-        else if (pick < 72) st.kind = writer ? Kind::AsyncWrite : Kind::AsyncRead;
-        else if (pick < 78) st.kind = writer ? Kind::Store : Kind::SyncRead;
+        if (pick < 30)
+          st.kind = Kind::SyncRead;
+        else if (pick < 45)
+          st.kind = Kind::AsyncRead;
+        else if (pick < 55)
+          st.kind = writer ? Kind::SyncWrite : Kind::SyncRead;
+        else if (pick < 72)
+          st.kind = writer ? Kind::AsyncWrite : Kind::AsyncRead;
+        else if (pick < 78)
+          st.kind = writer ? Kind::Store : Kind::SyncRead;
         else if (pick < 88) {
           st.kind = Kind::Get;
           st.words = 1 + (uint32_t)(r() % std::min<uint32_t>(6, words_ - st.word));
@@ -161,8 +166,10 @@ class Run {
           // A put of the run of words this node writes from st.word.
           uint32_t len = 0;
           while (st.word + len < words_ && writer_[slot(st.home, st.word + len)] == n && len < 6) ++len;
-          if (len == 0) st.kind = Kind::SyncRead;
-          else st.kind = Kind::Put, st.words = 1 + (uint32_t)(r() % len);
+          if (len == 0)
+            st.kind = Kind::SyncRead;
+          else
+            st.kind = Kind::Put, st.words = 1 + (uint32_t)(r() % len);
         } else {
           st.kind = Kind::WaitSignal;
         }
@@ -185,14 +192,18 @@ class Run {
   void issue(Rank n, const gptr::Op &op) {
     if (std::getenv("AGORA_SIM_TRACE"))
       std::printf("node %d %s home %d off %llu size %llu through %d\n", n,
-                  op.kind == gptr::OpKind::Read ? "read" : op.kind == gptr::OpKind::Write ? "write" : "store", op.home,
-                  (unsigned long long)op.offset, (unsigned long long)op.size, op.write_through);
+                  op.kind == gptr::OpKind::Read    ? "read"
+                  : op.kind == gptr::OpKind::Write ? "write"
+                                                   : "store",
+                  op.home, (unsigned long long)op.offset, (unsigned long long)op.size, op.write_through);
     op.signal->issue();
     gptr::Engine &e = cluster_->engine(n);
     if (!e.try_now(op)) e.issue(op);
   }
 
-  uint64_t next_value(Rank n, Node &node) { return (uint64_t)(n + 1) << 56 | (uint64_t)(phase_ + 1) << 40 | ++node.seq; }
+  uint64_t next_value(Rank n, Node &node) {
+    return (uint64_t)(n + 1) << 56 | (uint64_t)(phase_ + 1) << 40 | ++node.seq;
+  }
 
   void record_write(Rank /*writer*/, Node &node, Rank home, uint32_t word, uint64_t v) {
     node.own_latest[slot(home, word)] = v;
@@ -224,14 +235,16 @@ class Run {
     if (st.kind == Kind::WaitSignal && node.signal.pending) return false;
     node.pc++;
     switch (st.kind) {
-      case Kind::WaitSignal: break;
+      case Kind::WaitSignal:
+        break;
       case Kind::SyncRead:
       case Kind::AsyncRead:
       case Kind::Get: {
         uint64_t *into = storage_.emplace_back(st.words, 0).data();
         for (uint32_t k = 0; k < st.words; ++k) record_read(n, node, st.home, st.word + k, into + k);
         bool sync = st.kind != Kind::AsyncRead;
-        issue(n, make_op(gptr::OpKind::Read, st, reinterpret_cast<std::byte *>(into), sync ? &node.blocking : &node.signal));
+        issue(n, make_op(gptr::OpKind::Read, st, reinterpret_cast<std::byte *>(into),
+                         sync ? &node.blocking : &node.signal));
         break;
       }
       case Kind::SyncWrite:
@@ -245,7 +258,8 @@ class Run {
         }
         gptr::OpKind kind = st.kind == Kind::Store ? gptr::OpKind::Store : gptr::OpKind::Write;
         bool sync = st.kind == Kind::SyncWrite || st.kind == Kind::Put;
-        gptr::Op op = make_op(kind, st, reinterpret_cast<std::byte *>(values.data()), sync ? &node.blocking : &node.signal);
+        gptr::Op op =
+            make_op(kind, st, reinterpret_cast<std::byte *>(values.data()), sync ? &node.blocking : &node.signal);
         op.write_through = st.kind == Kind::SyncWrite || st.kind == Kind::Put;
         issue(n, op);
         // values dies here: the engine must have copied what it keeps.
@@ -277,7 +291,8 @@ class Run {
       Rank start = (Rank)(pick() % nodes_);
       bool moved = false;
       for (int k = 0; k < nodes_ && !moved; ++k) moved = step((start + k) % nodes_);
-      if (!moved && !cluster_->deliver_one()) return fail("stuck: no node can move and nothing is in flight in phase " + std::to_string(phase));
+      if (!moved && !cluster_->deliver_one())
+        return fail("stuck: no node can move and nothing is in flight in phase " + std::to_string(phase));
     }
     // The barrier's end.
     for (int n = 0; n < nodes_; ++n) {
@@ -326,10 +341,12 @@ class Run {
         }
         size_t rank;
         const auto &vals = phase_values_[s];
-        if (v == start_[s]) rank = 0;
+        if (v == start_[s])
+          rank = 0;
         else {
           auto it = std::find(vals.begin(), vals.end(), v);
-          if (it == vals.end()) return fail(where() + ", a value never written there this phase nor its value at the barrier");
+          if (it == vals.end())
+            return fail(where() + ", a value never written there this phase nor its value at the barrier");
           rank = (size_t)(it - vals.begin()) + 1;
         }
         size_t &seen = last_rank[s];
@@ -352,8 +369,9 @@ class Run {
           if (s.pending) return fail("final read never completed");
           if (v != current_[slot(h, w)]) {
             char b[160];
-            std::snprintf(b, sizeof b, "after the last barrier node %d read word %u of node %d: 0x%llx, expected 0x%llx",
-                          n, w, h, (unsigned long long)v, (unsigned long long)current_[slot(h, w)]);
+            std::snprintf(b, sizeof b,
+                          "after the last barrier node %d read word %u of node %d: 0x%llx, expected 0x%llx", n, w, h,
+                          (unsigned long long)v, (unsigned long long)current_[slot(h, w)]);
             return fail(b);
           }
         }
@@ -416,11 +434,22 @@ TEST_P(SchemeTest, KeepsProgramOrderAndBarrierConsistencyOnAReorderingNetwork) {
   EXPECT_EQ(failures({GetParam(), Mutation::None, true}, simtest::sim_seed_count(5000), &sum), 0);
   // The mechanisms were exercised, not idle.
   switch (GetParam()) {
-    case Scheme::OrderCache: EXPECT_GT(sum.hits, 0u); EXPECT_GT(sum.write_backs, 0u); [[fallthrough]];
-    case Scheme::OrderNoCache: EXPECT_GT(sum.stalls, 0u); break;
-    case Scheme::Sequencer: EXPECT_GT(sum.out_of_order, 0u); break;
-    case Scheme::Swcc: EXPECT_GT(sum.nacks, 0u); EXPECT_GT(sum.hits, 0u); break;
-    default: break;
+    case Scheme::OrderCache:
+      EXPECT_GT(sum.hits, 0u);
+      EXPECT_GT(sum.write_backs, 0u);
+      [[fallthrough]];
+    case Scheme::OrderNoCache:
+      EXPECT_GT(sum.stalls, 0u);
+      break;
+    case Scheme::Sequencer:
+      EXPECT_GT(sum.out_of_order, 0u);
+      break;
+    case Scheme::Swcc:
+      EXPECT_GT(sum.nacks, 0u);
+      EXPECT_GT(sum.hits, 0u);
+      break;
+    default:
+      break;
   }
 }
 

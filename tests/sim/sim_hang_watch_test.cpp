@@ -29,7 +29,10 @@ struct LockOrder {
     o.watch.warn_after = 4;
     return o;
   }
-  void settle() { while (cluster.deliver_one()) {} }
+  void settle() {
+    while (cluster.deliver_one()) {
+    }
+  }
   // Thread 1 (node a) holds lock 1, thread 2 (node b) holds lock 2; then
   // thread 1 asks for lock 2 and, if crossing, thread 2 for lock 1.
   void run(bool crossing) {
@@ -67,8 +70,7 @@ struct LockOrder {
 TEST(SimHangWatch, ProvesALockOrderDeadlockOverSeeds) {
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     int nodes = 2 + (int)(seed % 3);
-    EXPECT_EXIT(LockOrder(seed, nodes).run(true), testing::ExitedWithCode(1), "deadlock detected")
-        << "seed " << seed;
+    EXPECT_EXIT(LockOrder(seed, nodes).run(true), testing::ExitedWithCode(1), "deadlock detected") << "seed " << seed;
   }
 }
 

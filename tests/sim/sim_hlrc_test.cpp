@@ -24,8 +24,8 @@ SimOptions options_for(uint64_t seed, IntervalPolicy policy) {
   o.protocol = "hlrc";
   o.engine.intervals = policy;
   o.seed = seed;
-  o.nodes = 2 + (int)(seed % 4);   // 2..5 nodes
-  o.pages = 2 + (seed / 4) % 6;    // 2..7 tiny pages: heavy false sharing
+  o.nodes = 2 + (int)(seed % 4);  // 2..5 nodes
+  o.pages = 2 + (seed / 4) % 6;   // 2..7 tiny pages: heavy false sharing
   o.page_size = 32 + 32 * (seed % 2);
   return o;
 }
@@ -58,9 +58,7 @@ const char *policy_name(IntervalPolicy p) { return p == IntervalPolicy::Lazy ? "
 // reads one-sidedly. Shared pages are homed in runs of 1..3 so that misses
 // can be sequential, and half the seeds prefetch (up to 4 pages ahead).
 enum class Host { Today, Tracking, OneSided };
-const char *host_name(Host h) {
-  return h == Host::Today ? "today" : h == Host::Tracking ? "tracking" : "one-sided";
-}
+const char *host_name(Host h) { return h == Host::Today ? "today" : h == Host::Tracking ? "tracking" : "one-sided"; }
 
 SimOptions host_options_for(uint64_t seed, IntervalPolicy policy, Host host) {
   SimOptions o = options_for(seed, policy);
@@ -77,8 +75,8 @@ SimOptions host_options_for(uint64_t seed, IntervalPolicy policy, Host host) {
 ProgramShape mixed_shape_for(uint64_t seed) { return seed % 2 ? thread_sync_shape_for(seed) : shape_for(seed); }
 
 // Returns every node's statistics over all seeds combined.
-Stats run_seeds(IntervalPolicy policy, ProgramShape (*shape_of)(uint64_t) = shape_for,
-                uint64_t seeds = 2000, const char *test = "", Host host = Host::Today) {
+Stats run_seeds(IntervalPolicy policy, ProgramShape (*shape_of)(uint64_t) = shape_for, uint64_t seeds = 2000,
+                const char *test = "", Host host = Host::Today) {
   Stats totals;
   if (const char *only = std::getenv("AGORA_SIM_POLICY"))
     if (std::strcmp(only, policy_name(policy)) != 0) return totals;
@@ -87,7 +85,7 @@ Stats run_seeds(IntervalPolicy policy, ProgramShape (*shape_of)(uint64_t) = shap
   uint64_t total_messages = 0;
   for (uint64_t seed = range.first; seed < range.end(); ++seed) {
     SimOptions o = host == Host::Today && shape_of != mixed_shape_for ? options_for(seed, policy)
-                                                                     : host_options_for(seed, policy, host);
+                                                                      : host_options_for(seed, policy, host);
     RunResult r = run_against_latest_write(o, shape_of(seed));
     EXPECT_TRUE(r.ok) << r.failure << " (host " << host_name(host) << ")\nreplay: AGORA_SIM_SEED=" << seed
                       << " AGORA_SIM_POLICY=" << policy_name(policy) << " ./sim_tests" << test;
@@ -208,8 +206,8 @@ ProgramShape phases_shape_for(uint64_t seed) {
 }
 
 // How many of `seeds` seeds the checker fails on with `mutation` on `host`.
-int caught_with(EngineOptions::HlrcMutation mutation, Host host, uint64_t seeds, bool prefetch,
-                bool refresh = true, ProgramShape (*shape_of)(uint64_t) = mixed_shape_for) {
+int caught_with(EngineOptions::HlrcMutation mutation, Host host, uint64_t seeds, bool prefetch, bool refresh = true,
+                ProgramShape (*shape_of)(uint64_t) = mixed_shape_for) {
   int caught = 0;
   for (uint64_t seed = 1; seed <= seeds; ++seed) {
     SimOptions o = host_options_for(seed, IntervalPolicy::Lazy, host);
@@ -254,8 +252,9 @@ TEST(SimHlrc, CheckerCatchesRefreshedCopiesInstalledWithoutVersionCheck) {
   using M = EngineOptions::HlrcMutation;
   const int by_message = caught_with(M::RefreshWithoutVersionCheck, Host::Today, 1000, true, true, phases_shape_for);
   const int one_sided = caught_with(M::RefreshWithoutVersionCheck, Host::OneSided, 1000, true, true, phases_shape_for);
-  std::printf("refreshed copies without their version check: caught on %d (messages) and %d (one-sided) of 1000 seeds\n",
-              by_message, one_sided);
+  std::
+      printf("refreshed copies without their version check: caught on %d (messages) and %d (one-sided) of 1000 seeds\n",
+             by_message, one_sided);
   EXPECT_GE(by_message, 1);
   EXPECT_GT(one_sided, 3);
 }
@@ -344,11 +343,10 @@ TEST(SimHlrc, OwnerComputesCounts) {
     row.r = owner_computes(row.host, row.prefetch, row.refresh, 10);
     ASSERT_TRUE(row.r.ok) << row.what << ": " << row.r.failure;
     const Stats &t = row.r.totals;
-    std::printf("%-31s %11llu %12llu %9llu %10llu %11llu %10llu %11llu\n", row.what,
-                (unsigned long long)t.read_faults, (unsigned long long)t.write_faults,
-                (unsigned long long)t.messages_sent, (unsigned long long)t.one_sided_reads,
-                (unsigned long long)t.pages_prefetched, (unsigned long long)t.pages_refreshed,
-                (unsigned long long)t.notices_applied);
+    std::printf("%-31s %11llu %12llu %9llu %10llu %11llu %10llu %11llu\n", row.what, (unsigned long long)t.read_faults,
+                (unsigned long long)t.write_faults, (unsigned long long)t.messages_sent,
+                (unsigned long long)t.one_sided_reads, (unsigned long long)t.pages_prefetched,
+                (unsigned long long)t.pages_refreshed, (unsigned long long)t.notices_applied);
   }
   const Stats &today = rows[0].r.totals, &today_prefetch = rows[1].r.totals, &today_refresh = rows[2].r.totals,
               &tracked = rows[3].r.totals, &one_sided = rows[4].r.totals, &all = rows[5].r.totals,

@@ -82,7 +82,8 @@ Result run_memory(const SimOptions &o, bool placed_jobs = true) {
   for (int t = 0; t < threads; ++t) {
     Worker &w = workers.emplace_back();
     w.node = (Rank)(t < o.nodes ? t : rng() % o.nodes);
-    for (int j = 6 + (int)(rng() % 6); j > 0; --j) w.jobs.push_back(placed_jobs ? (Job)(rng() % 3) : (Job)(1 + rng() % 2));
+    for (int j = 6 + (int)(rng() % 6); j > 0; --j)
+      w.jobs.push_back(placed_jobs ? (Job)(rng() % 3) : (Job)(1 + rng() % 2));
   }
   const uint64_t mailbox_lock = 0;
   std::deque<Block> mailbox;
@@ -139,8 +140,8 @@ Result run_memory(const SimOptions &o, bool placed_jobs = true) {
       uint64_t word = t.first_word + t.touch[t.i], v = 0;
       if (!sim_load(node, word, t.w, &v)) return t.waiting = true, 1;
       if (v != shadow[word]) {
-        fail("node " + std::to_string(t.node) + " read word " + std::to_string(word) + ": saw " +
-             std::to_string(v) + ", latest write " + std::to_string(shadow[word]));
+        fail("node " + std::to_string(t.node) + " read word " + std::to_string(word) + ": saw " + std::to_string(v) +
+             ", latest write " + std::to_string(shadow[word]));
         return -1;
       }
       t.i++;
@@ -171,14 +172,16 @@ Result run_memory(const SimOptions &o, bool placed_jobs = true) {
               result.placed_refused++;
               return next_job();
             }
-            if (t.req.w.status != 0) return fail("placed allocation failed with " + std::to_string(t.req.w.status)), false;
+            if (t.req.w.status != 0)
+              return fail("placed allocation failed with " + std::to_string(t.req.w.status)), false;
             t.run_first = t.req.first;
             if (t.run_first < o.placed_first() || t.run_first + t.run_pages > o.placed_first() + o.placed_pages)
               return fail("placed run at page " + std::to_string(t.run_first) + " lies outside the region"), false;
             for (auto &[first, pages] : live_runs)
               if (t.run_first < first + pages && first < t.run_first + t.run_pages)
                 return fail("placed run at page " + std::to_string(t.run_first) + " overlaps the live run at " +
-                            std::to_string(first)), false;
+                            std::to_string(first)),
+                       false;
             live_runs[t.run_first] = t.run_pages;
             result.placed++;
             t.first_word = t.run_first * per_page;
@@ -300,7 +303,8 @@ Result run_memory(const SimOptions &o, bool placed_jobs = true) {
   schedule.ok = [&] { return result.ok; };
   schedule.fail = fail;
   run_schedule(cluster, schedule, &steps);
-  while (result.ok && cluster.deliver_one()) {}
+  while (result.ok && cluster.deliver_one()) {
+  }
   if (!result.ok) return result;
   // Everything freed exactly once: the blocks left in the mailbox free at
   // their owners, and then every arena is whole; no placed run is live.
@@ -312,9 +316,11 @@ Result run_memory(const SimOptions &o, bool placed_jobs = true) {
       fail("node " + std::to_string(n) + "'s arena has " + std::to_string(cluster.node(n).arena().bytes_free()) +
            " bytes free after every block was freed");
     for (PageId p = o.placed_first(); p < o.placed_first() + o.placed_pages && result.ok; ++p)
-      if (cluster.node(n).home_of(p) != -1) fail("placed page " + std::to_string(p) + " still live on node " + std::to_string(n));
+      if (cluster.node(n).home_of(p) != -1)
+        fail("placed page " + std::to_string(p) + " still live on node " + std::to_string(n));
   }
-  if (result.ok && cluster.node(0).memory().placed_in_flight() != 0) fail("the sequencer still has operations in flight");
+  if (result.ok && cluster.node(0).memory().placed_in_flight() != 0)
+    fail("the sequencer still has operations in flight");
   return result;
 }
 
@@ -324,7 +330,8 @@ void run_seeds(const std::string &protocol) {
   uint64_t placed = 0, remote = 0;
   for (uint64_t seed = range.first; seed < range.end(); ++seed) {
     Result r = run_memory(options_for(seed, protocol));
-    ASSERT_TRUE(r.ok) << r.failure << "\nreplay: AGORA_SIM_SEED=" << seed << " ./sim_tests --gtest_filter='SimMemory.*'";
+    ASSERT_TRUE(r.ok) << r.failure << "\nreplay: AGORA_SIM_SEED=" << seed
+                      << " ./sim_tests --gtest_filter='SimMemory.*'";
     placed += r.placed;
     remote += r.remote_frees;
   }
@@ -359,7 +366,10 @@ TEST(SimMemory, FreeAndPlacedErrors) {
   SimOptions o = options_for(1, "hlrc");
   o.nodes = 3;
   SimCluster cluster(o);
-  auto settle = [&] { while (cluster.deliver_one()) {} };
+  auto settle = [&] {
+    while (cluster.deliver_one()) {
+    }
+  };
   SimNode &owner = cluster.node(1), &other = cluster.node(2);
   uint64_t block = owner.arena().allocate(100);
   ASSERT_NE(block, UINT64_MAX);

@@ -19,7 +19,7 @@ struct Thread {
   bool blocked = false;
   Waiter waiter;
   BarrierVisit barrier;
-  bool issued = false;                 // the current thread barrier / semaphore op was started
+  bool issued = false;                  // the current thread barrier / semaphore op was started
   uint64_t thread_barriers_passed = 0;  // = the round of the next thread barrier
 };
 
@@ -57,13 +57,15 @@ void add_sweep(std::mt19937_64 &rng, const ProgramShape &s, uint64_t counter_bas
   for (uint64_t p = first; p < first + length && p < pages; ++p) {
     const uint64_t w = p * words_per_page + offset;
     if (w >= counter_base) break;
-    if (write) ops.push_back({OpKind::Write, w, ++next_value});
-    else ops.push_back({OpKind::Read, w});
+    if (write)
+      ops.push_back({OpKind::Write, w, ++next_value});
+    else
+      ops.push_back({OpKind::Read, w});
   }
 }
 
-std::vector<Op> generate(std::mt19937_64 &rng, const ProgramShape &s, uint64_t counter_base,
-                         uint64_t words_per_page, uint64_t &next_value, const PhaseEnds &ends) {
+std::vector<Op> generate(std::mt19937_64 &rng, const ProgramShape &s, uint64_t counter_base, uint64_t words_per_page,
+                         uint64_t &next_value, const PhaseEnds &ends) {
   std::vector<Op> ops;
   std::uniform_real_distribution<double> u(0, 1);
   for (int ph = 0; ph < s.phases; ++ph) {
@@ -81,8 +83,10 @@ std::vector<Op> generate(std::mt19937_64 &rng, const ProgramShape &s, uint64_t c
         continue;
       }
       uint64_t w = rng() % counter_base;  // counters are only touched under their lock
-      if (u(rng) < s.write_fraction) ops.push_back({OpKind::Write, w, ++next_value});
-      else ops.push_back({OpKind::Read, w});
+      if (u(rng) < s.write_fraction)
+        ops.push_back({OpKind::Write, w, ++next_value});
+      else
+        ops.push_back({OpKind::Read, w});
     }
     ops.push_back(ends.end_of(ph));
   }
@@ -104,8 +108,8 @@ struct Handoff {
   std::vector<uint64_t> words;
 };
 
-std::vector<Handoff> choose_handoffs(std::mt19937_64 &rng, const ProgramShape &s, int phase,
-                                     int threads, std::vector<std::vector<uint64_t>> &owned) {
+std::vector<Handoff> choose_handoffs(std::mt19937_64 &rng, const ProgramShape &s, int phase, int threads,
+                                     std::vector<std::vector<uint64_t>> &owned) {
   std::vector<Handoff> out;
   if (s.handoffs_per_phase <= 0 || threads < 2) return out;
   std::vector<bool> producing(threads, false);
@@ -125,9 +129,8 @@ std::vector<Handoff> choose_handoffs(std::mt19937_64 &rng, const ProgramShape &s
   return out;
 }
 
-std::vector<std::vector<Op>> generate_race_free(std::mt19937_64 &rng, const ProgramShape &s,
-                                                uint64_t words, int threads,
-                                                std::vector<uint64_t> *counters) {
+std::vector<std::vector<Op>> generate_race_free(std::mt19937_64 &rng, const ProgramShape &s, uint64_t words,
+                                                int threads, std::vector<uint64_t> *counters) {
   std::uniform_real_distribution<double> u(0, 1);
   std::vector<std::vector<uint64_t>> guarded_by(s.locks);
   for (uint64_t w = 0; w < words; ++w)
@@ -142,8 +145,10 @@ std::vector<std::vector<Op>> generate_race_free(std::mt19937_64 &rng, const Prog
     std::vector<uint64_t> shared_ro;
     for (uint64_t w = 0; w < words; ++w) {
       if (guarded(w)) continue;
-      if (u(rng) < 0.4) shared_ro.push_back(w);
-      else owned[rng() % threads].push_back(w);
+      if (u(rng) < 0.4)
+        shared_ro.push_back(w);
+      else
+        owned[rng() % threads].push_back(w);
     }
     // owned[t] is what t may touch all phase long; handed words only before
     // the post (producer) or after the wait (consumer).
@@ -163,8 +168,10 @@ std::vector<std::vector<Op>> generate_race_free(std::mt19937_64 &rng, const Prog
             out.push_back({OpKind::WriteRegisterPlusOne, g[0]});
             for (int k = (int)(rng() % 4); k > 0; --k) {
               uint64_t w = g[rng() % g.size()];
-              if (w == g[0] || u(rng) < 0.5) out.push_back({OpKind::Read, w});
-              else out.push_back({OpKind::Write, w, ++next_value});
+              if (w == g[0] || u(rng) < 0.5)
+                out.push_back({OpKind::Read, w});
+              else
+                out.push_back({OpKind::Write, w, ++next_value});
             }
             out.push_back({OpKind::Unlock, l});
             continue;
@@ -172,8 +179,10 @@ std::vector<std::vector<Op>> generate_race_free(std::mt19937_64 &rng, const Prog
           bool mine = !mine_words.empty() && (shared_ro.empty() || u(rng) < 0.6);
           if (mine) {
             uint64_t w = mine_words[rng() % mine_words.size()];
-            if (u(rng) < s.write_fraction) out.push_back({OpKind::Write, w, ++next_value});
-            else out.push_back({OpKind::Read, w});
+            if (u(rng) < s.write_fraction)
+              out.push_back({OpKind::Write, w, ++next_value});
+            else
+              out.push_back({OpKind::Read, w});
           } else if (!shared_ro.empty()) {
             out.push_back({OpKind::Read, shared_ro[rng() % shared_ro.size()]});
           }
@@ -205,8 +214,8 @@ std::vector<std::vector<Op>> generate_race_free(std::mt19937_64 &rng, const Prog
 
 }  // namespace
 
-RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
-                             const ReadOracle &check_read, const WriteObserver &on_write) {
+RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape, const ReadOracle &check_read,
+                             const WriteObserver &on_write) {
   const SimOptions &o = cluster.options();
   const uint64_t words_per_page = o.page_size / 8;
   const uint64_t words = o.pages * words_per_page;
@@ -232,8 +241,9 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
       Thread &th = threads.emplace_back();
       th.node = n;
       th.index = t;
-      th.ops = shape.data_race_free || !shape.given.empty() ? std::move(race_free.at(threads.size() - 1))
-                                    : generate(rng, shape, counter_base, words_per_page, next_value, ends);
+      th.ops = shape.data_race_free || !shape.given.empty()
+                   ? std::move(race_free.at(threads.size() - 1))
+                   : generate(rng, shape, counter_base, words_per_page, next_value, ends);
     }
   // Memory servers (SimOptions::server_nodes) compute nothing: their
   // threads keep only the barriers every thread must pass.
@@ -255,8 +265,8 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
 
   auto fail = [&](const std::string &what) {
     std::ostringstream s;
-    s << "seed " << o.seed << " (nodes " << o.nodes << ", pages " << o.pages << ", protocol "
-      << o.protocol << "), step " << result.steps << ": " << what;
+    s << "seed " << o.seed << " (nodes " << o.nodes << ", pages " << o.pages << ", protocol " << o.protocol
+      << "), step " << result.steps << ": " << what;
     result.ok = false;
     result.failure = s.str();
   };
@@ -296,8 +306,8 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
         uint64_t v = *word_ptr(t.node, op.word);
         std::string bad = check_read(t.node, op.word, v);
         if (!bad.empty()) {
-          fail("node " + std::to_string(t.node) + " thread " + std::to_string(t.index) +
-               " read word " + std::to_string(op.word) + ": " + bad);
+          fail("node " + std::to_string(t.node) + " thread " + std::to_string(t.index) + " read word " +
+               std::to_string(op.word) + ": " + bad);
           return false;
         }
         if (op.kind == OpKind::ReadToRegister) t.reg = v;
@@ -328,8 +338,8 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
           return true;
         }
         if (lock_holder[op.word] != -1) {
-          fail("lock " + std::to_string(op.word) + " granted to thread " + std::to_string(ti) +
-               " while thread " + std::to_string(lock_holder[op.word]) + " holds it");
+          fail("lock " + std::to_string(op.word) + " granted to thread " + std::to_string(ti) + " while thread " +
+               std::to_string(lock_holder[op.word]) + " holds it");
           return false;
         }
         lock_holder[op.word] = (int)ti;
@@ -343,9 +353,12 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
         break;
       case OpKind::Barrier:
         switch (node_barrier_step(node, barriers[t.node], t.barrier, shape.threads_per_node)) {
-          case BarrierStep::Passed: break;
-          case BarrierStep::Progressed: return true;
-          case BarrierStep::Blocked: return false;
+          case BarrierStep::Passed:
+            break;
+          case BarrierStep::Progressed:
+            return true;
+          case BarrierStep::Blocked:
+            return false;
         }
         break;
       case OpKind::ThreadBarrier: {
@@ -361,10 +374,9 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
         }
         t.issued = false;
         if (round_arrived[round] != op.value) {
-          fail("node " + std::to_string(t.node) + " thread " + std::to_string(t.index) +
-               " left thread barrier round " + std::to_string(round) + " when " +
-               std::to_string(round_arrived[round]) + " of " + std::to_string(op.value) +
-               " threads had arrived");
+          fail("node " + std::to_string(t.node) + " thread " + std::to_string(t.index) + " left thread barrier round " +
+               std::to_string(round) + " when " + std::to_string(round_arrived[round]) + " of " +
+               std::to_string(op.value) + " threads had arrived");
           return false;
         }
         if (t.waiter.status == 1) round_serial[round]++;
@@ -388,8 +400,8 @@ RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
         }
         t.issued = false;
         if (op.kind == OpKind::SemWait && (posted.size() <= op.word || !posted[op.word])) {
-          fail("node " + std::to_string(t.node) + " thread " + std::to_string(t.index) +
-               ": wait on semaphore " + std::to_string(op.word) + " returned before its post");
+          fail("node " + std::to_string(t.node) + " thread " + std::to_string(t.index) + ": wait on semaphore " +
+               std::to_string(op.word) + " returned before its post");
           return false;
         }
         break;

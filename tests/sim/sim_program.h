@@ -14,7 +14,13 @@
 namespace agora::simtest {
 
 enum class OpKind {
-  Read, Write, Lock, ReadToRegister, WriteRegisterPlusOne, Unlock, Barrier,
+  Read,
+  Write,
+  Lock,
+  ReadToRegister,
+  WriteRegisterPlusOne,
+  Unlock,
+  Barrier,
   ThreadBarrier,  // every thread of every node: word = the word naming the barrier, value = count
   SemPost,        // word = semaphore index (its own address past the pages)
   SemWait,
@@ -27,9 +33,9 @@ struct Op {
 
 struct ProgramShape {
   int threads_per_node = 2;
-  int phases = 4;            // separated by barriers
+  int phases = 4;  // separated by barriers
   int ops_per_phase = 40;
-  int locks = 2;             // each guards one counter word
+  int locks = 2;  // each guards one counter word
   double lock_fraction = 0.15;
   double write_fraction = 0.4;
   // Data-race-free programs, for relaxed models: in each phase every plain
@@ -58,7 +64,7 @@ struct ProgramShape {
 
 struct RunResult {
   bool ok = true;
-  std::string failure;       // what went wrong, with the seed, for replay
+  std::string failure;  // what went wrong, with the seed, for replay
   uint64_t steps = 0;
   uint64_t messages = 0;
   // Every node's statistics combined; read_faults and write_faults count
@@ -72,8 +78,8 @@ using ReadOracle = std::function<std::string(Rank node, uint64_t word, uint64_t 
 using WriteObserver = std::function<void(Rank node, uint64_t word, uint64_t value)>;
 
 // Generates a program for every thread from the cluster's seed and runs it.
-RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape,
-                             const ReadOracle &check_read, const WriteObserver &on_write);
+RunResult run_random_program(SimCluster &cluster, const ProgramShape &shape, const ReadOracle &check_read,
+                             const WriteObserver &on_write);
 
 // Runs a program checking every read against the latest write in the
 // simulator's execution order. Under sc that is the model itself; for a

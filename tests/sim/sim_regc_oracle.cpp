@@ -43,7 +43,8 @@ uint8_t RegcOracle::required_because(const Thread &t, const Write &w, std::strin
   }
   for (auto [lock, count] : w.releases)
     if (count != kNever && count <= t.lock_seen[lock]) {
-      *detail += " rule 2 (stored in a span of lock " + std::to_string(lock) + " that ended before the reader's span of it)";
+      *detail +=
+          " rule 2 (stored in a span of lock " + std::to_string(lock) + " that ended before the reader's span of it)";
       why |= kRule2;
     }
   if (w.ordinary && w.next_span_grant != kNever && w.next_span_grant < t.last_grant) {
@@ -57,9 +58,9 @@ uint8_t RegcOracle::required_because(const Thread &t, const Write &w, std::strin
 std::string RegcOracle::describe(size_t id) const {
   if (id == kInitial) return "the initial value";
   const Write &w = writes_[id];
-  return "value " + std::to_string(w.value) + " (" + (w.ordinary ? "ordinary" : "consistent") +
-         " write #" + std::to_string(w.index) + " of the word, by node " + std::to_string(w.node) +
-         " thread " + std::to_string(w.thread) + ")";
+  return "value " + std::to_string(w.value) + " (" + (w.ordinary ? "ordinary" : "consistent") + " write #" +
+         std::to_string(w.index) + " of the word, by node " + std::to_string(w.node) + " thread " +
+         std::to_string(w.thread) + ")";
 }
 
 void RegcOracle::write(int thread, uint64_t word, uint64_t value) {
@@ -102,7 +103,8 @@ std::string RegcOracle::read(int thread, uint64_t word, uint64_t value) {
   size_t seen = kInitial;
   if (value != 0) {
     auto it = by_value_.find(value);
-    if (it == by_value_.end()) return "saw " + std::to_string(value) + ", which no executed write stored (torn, or not written yet)";
+    if (it == by_value_.end())
+      return "saw " + std::to_string(value) + ", which no executed write stored (torn, or not written yet)";
     if (writes_[it->second].word != word)
       return "saw " + describe(it->second) + ", a write of word " + std::to_string(writes_[it->second].word);
     seen = it->second;

@@ -56,23 +56,23 @@ class RegcOracle {
     uint64_t word, value;
     int thread;
     Rank node;
-    size_t index;                  // among the writes of its word, in execution order
+    size_t index;  // among the writes of its word, in execution order
     // older[i]: why write i of this word is older than this one (Why bits
     // along the chain that orders them; 0: not older).
     std::vector<uint8_t> older;
-    uint64_t barrier_epoch;        // barriers its writer had passed
+    uint64_t barrier_epoch;  // barriers its writer had passed
     bool ordinary;
-    uint64_t next_span_grant = kNever;                      // rule 1
-    std::vector<std::pair<uint64_t, uint64_t>> releases;    // rule 2: (lock, release count or kNever)
+    uint64_t next_span_grant = kNever;                    // rule 1
+    std::vector<std::pair<uint64_t, uint64_t>> releases;  // rule 2: (lock, release count or kNever)
   };
   struct Thread {
     Rank node;
     uint64_t barriers = 0;
-    uint64_t last_grant = 0;                   // stamp of its latest span start
-    std::vector<uint64_t> lock_seen;           // per lock: its release count at the latest grant here
-    std::vector<uint64_t> held;                // locks, outermost first
-    std::vector<size_t> awaiting_span;         // ordinary writes before its next span start
-    std::vector<std::vector<size_t>> in_span;  // per lock: writes of the current span
+    uint64_t last_grant = 0;                         // stamp of its latest span start
+    std::vector<uint64_t> lock_seen;                 // per lock: its release count at the latest grant here
+    std::vector<uint64_t> held;                      // locks, outermost first
+    std::vector<size_t> awaiting_span;               // ordinary writes before its next span start
+    std::vector<std::vector<size_t>> in_span;        // per lock: writes of the current span
     std::unordered_map<uint64_t, size_t> last_read;  // word -> write id (or kInitial)
   };
 

@@ -31,7 +31,8 @@ RegcProgram generate_regc_program(uint64_t seed, const RegcShape &s, int nodes, 
         uint64_t w = rng() % words;
         if (u(rng) < s.write_fraction && writes_of[w] < kMaxWritesPerWord)
           ops.push_back({RegcOpKind::Write, w, regc_value(w, ++writes_of[w])});
-        else ops.push_back({RegcOpKind::Read, w});
+        else
+          ops.push_back({RegcOpKind::Read, w});
       }
     };
     for (int ph = 0; ph < s.phases; ++ph) {
@@ -76,13 +77,20 @@ struct Thread {
 
 const char *mutation_name(EngineOptions::Mutation m) {
   switch (m) {
-    case EngineOptions::Mutation::None: return "none";
-    case EngineOptions::Mutation::RegcSkipRule1: return "RegcSkipRule1";
-    case EngineOptions::Mutation::RegcSkipSpanLog: return "RegcSkipSpanLog";
-    case EngineOptions::Mutation::ScPrefetchIgnoresState: return "ScPrefetchIgnoresState";
-    case EngineOptions::Mutation::ScBatchSkipsReader: return "ScBatchSkipsReader";
-    case EngineOptions::Mutation::RegcHomeWriteNoNotice: return "RegcHomeWriteNoNotice";
-    case EngineOptions::Mutation::RegcStandingTwinRebased: return "RegcStandingTwinRebased";
+    case EngineOptions::Mutation::None:
+      return "none";
+    case EngineOptions::Mutation::RegcSkipRule1:
+      return "RegcSkipRule1";
+    case EngineOptions::Mutation::RegcSkipSpanLog:
+      return "RegcSkipSpanLog";
+    case EngineOptions::Mutation::ScPrefetchIgnoresState:
+      return "ScPrefetchIgnoresState";
+    case EngineOptions::Mutation::ScBatchSkipsReader:
+      return "ScBatchSkipsReader";
+    case EngineOptions::Mutation::RegcHomeWriteNoNotice:
+      return "RegcHomeWriteNoNotice";
+    case EngineOptions::Mutation::RegcStandingTwinRebased:
+      return "RegcStandingTwinRebased";
   }
   return "?";
 }
@@ -113,8 +121,8 @@ RegcRunResult run_regc_program(const SimOptions &options, int threads_per_node, 
 
   auto fail = [&](const std::string &what) {
     std::ostringstream s;
-    s << "seed " << o.seed << " (nodes " << o.nodes << ", pages " << o.pages << " of " << o.page_size
-      << " bytes, " << threads_per_node << " threads per node, protocol " << o.protocol << ", mutation "
+    s << "seed " << o.seed << " (nodes " << o.nodes << ", pages " << o.pages << " of " << o.page_size << " bytes, "
+      << threads_per_node << " threads per node, protocol " << o.protocol << ", mutation "
       << mutation_name(o.engine.mutation) << (o.track_home_writes ? ", home writes tracked" : "") << "), step "
       << result.steps << ": " << what;
     result.ok = false;
@@ -123,9 +131,7 @@ RegcRunResult run_regc_program(const SimOptions &options, int threads_per_node, 
   auto word_ptr = [&](Rank n, uint64_t w) {
     return (uint64_t *)(cluster.node(n).frame(w / words_per_page) + (w % words_per_page) * 8);
   };
-  auto who = [&](size_t ti) {
-    return "node " + std::to_string(threads[ti].node) + " thread " + std::to_string(ti);
-  };
+  auto who = [&](size_t ti) { return "node " + std::to_string(threads[ti].node) + " thread " + std::to_string(ti); };
 
   auto step = [&](size_t ti) -> bool {
     Thread &t = threads[ti];
@@ -191,8 +197,8 @@ RegcRunResult run_regc_program(const SimOptions &options, int threads_per_node, 
         }
         t.lock_requested = false;
         if (lock_holder[op.word] != -1) {
-          fail("lock " + std::to_string(op.word) + " granted to thread " + std::to_string(ti) +
-               " while thread " + std::to_string(lock_holder[op.word]) + " holds it");
+          fail("lock " + std::to_string(op.word) + " granted to thread " + std::to_string(ti) + " while thread " +
+               std::to_string(lock_holder[op.word]) + " holds it");
           return false;
         }
         lock_holder[op.word] = (int)ti;
@@ -211,12 +217,18 @@ RegcRunResult run_regc_program(const SimOptions &options, int threads_per_node, 
         break;
       case RegcOpKind::Barrier:
         switch (node_barrier_step(node, barriers[t.node], t.barrier, threads_per_node)) {
-          case BarrierStep::Passed: oracle.passed_barrier((int)ti); break;
-          case BarrierStep::Progressed: return true;
-          case BarrierStep::Blocked: return false;
+          case BarrierStep::Passed:
+            oracle.passed_barrier((int)ti);
+            break;
+          case BarrierStep::Progressed:
+            return true;
+          case BarrierStep::Blocked:
+            return false;
         }
         break;
-      case RegcOpKind::Signal: raised.insert(op.word); break;
+      case RegcOpKind::Signal:
+        raised.insert(op.word);
+        break;
       case RegcOpKind::Await:
         if (!raised.count(op.word)) return false;
         break;

@@ -15,13 +15,13 @@
 namespace agora::simtest {
 
 enum class RegcOpKind {
-  Read,    // word
-  Write,   // word, value (regc_value: unique in the program, never 0)
-  Lock,    // lock
-  Unlock,  // lock
-  Barrier, // every thread of every node (node-level BarrierService)
-  Signal,  // word = signal number: marks it raised
-  Await,   // word = signal number: blocks until it is raised
+  Read,     // word
+  Write,    // word, value (regc_value: unique in the program, never 0)
+  Lock,     // lock
+  Unlock,   // lock
+  Barrier,  // every thread of every node (node-level BarrierService)
+  Signal,   // word = signal number: marks it raised
+  Await,    // word = signal number: blocks until it is raised
 };
 struct RegcOp {
   RegcOpKind kind;
@@ -33,14 +33,14 @@ using RegcProgram = std::vector<std::vector<RegcOp>>;
 
 struct RegcShape {
   int threads_per_node = 2;
-  int phases = 4;              // ended by barriers
+  int phases = 4;  // ended by barriers
   int ops_per_phase = 24;
   int locks = 3;
   double span_fraction = 0.25;  // of a phase's ops that start a span
   double nest_fraction = 0.35;  // of spans that take a second (higher-numbered) lock inside
   int max_span_ops = 4;         // reads/writes in each part of a span
   double write_fraction = 0.45;
-  int final_reads = 6;          // per thread, after the last barrier
+  int final_reads = 6;  // per thread, after the last barrier
 };
 
 struct RegcRunResult {
@@ -48,7 +48,7 @@ struct RegcRunResult {
   std::string failure;  // what went wrong, with the seed
   uint64_t steps = 0, messages = 0, reads = 0;
   uint64_t constrained[4] = {0, 0, 0, 0};  // reads constrained by rule 1..3 (RegcOracle)
-  Stats totals;  // every node's statistics combined
+  Stats totals;                            // every node's statistics combined
 };
 
 // The value of the k-th write (k = 1..kMaxWritesPerWord) of `word` in a
@@ -62,8 +62,7 @@ uint64_t regc_value(uint64_t word, uint64_t k);
 RegcProgram generate_regc_program(uint64_t seed, const RegcShape &shape, int nodes, uint64_t words);
 
 // Runs `program` on a cluster built from `options`; locks are 0..locks-1.
-RegcRunResult run_regc_program(const SimOptions &options, int threads_per_node, int locks,
-                               RegcProgram program);
+RegcRunResult run_regc_program(const SimOptions &options, int threads_per_node, int locks, RegcProgram program);
 
 // Generates from options.seed and runs.
 RegcRunResult run_random_regc_program(const SimOptions &options, const RegcShape &shape);

@@ -24,8 +24,8 @@ RunResult run_sc(const SimOptions &options, const ProgramShape &shape) {
 SimOptions options_for(uint64_t seed) {
   SimOptions o;
   o.seed = seed;
-  o.nodes = 2 + (int)(seed % 5);        // 2..6 nodes
-  o.pages = 2 + (seed / 5) % 7;         // 2..8 tiny pages: heavy sharing
+  o.nodes = 2 + (int)(seed % 5);  // 2..6 nodes
+  o.pages = 2 + (seed / 5) % 7;   // 2..8 tiny pages: heavy sharing
   o.page_size = 32;
   return o;
 }
@@ -41,8 +41,8 @@ ProgramShape shape_for(uint64_t seed) {
 // consecutive pages and a third of the plain operations are sweeps.
 SimOptions sequential_options_for(uint64_t seed) {
   SimOptions o = options_for(seed);
-  o.pages = 4 + (seed / 5) % 21;        // 4..24 pages
-  o.home_block = 2 + (seed / 3) % 7;    // 2..8 consecutive pages per home
+  o.pages = 4 + (seed / 5) % 21;      // 4..24 pages
+  o.home_block = 2 + (seed / 3) % 7;  // 2..8 consecutive pages per home
   return o;
 }
 
@@ -111,12 +111,12 @@ TEST(SimSc, SequentialRunsPrefetchAndBatchOverManySeeds) {
     total.invalidate_runs += c.invalidate_runs;
     total.run_invalidated_pages += c.run_invalidated_pages;
   }
-  std::printf("sc sequential paths over %llu seeds: %llu pages prefetched (%llu seeds), %llu write runs granted "
-              "to remote writers, %llu run invalidations naming %llu pages (%llu seeds batching)\n",
-              (unsigned long long)seeds, (unsigned long long)total.prefetched,
-              (unsigned long long)seeds_prefetching, (unsigned long long)total.run_grants,
-              (unsigned long long)total.invalidate_runs, (unsigned long long)total.run_invalidated_pages,
-              (unsigned long long)seeds_batching);
+  std::printf(
+      "sc sequential paths over %llu seeds: %llu pages prefetched (%llu seeds), %llu write runs granted "
+      "to remote writers, %llu run invalidations naming %llu pages (%llu seeds batching)\n",
+      (unsigned long long)seeds, (unsigned long long)total.prefetched, (unsigned long long)seeds_prefetching,
+      (unsigned long long)total.run_grants, (unsigned long long)total.invalidate_runs,
+      (unsigned long long)total.run_invalidated_pages, (unsigned long long)seeds_batching);
   // The new paths really ran, in many seeds: pages prefetched, runs of pages
   // invalidated by one message, runs granted to remote writers.
   if (seeds >= 100) {

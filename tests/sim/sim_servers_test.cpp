@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "sim_program.h"
 #include "sim/sim_seeds.h"
+#include "sim_program.h"
 
 using namespace agora;
 using namespace agora::simtest;
@@ -23,11 +23,11 @@ SimOptions options_for(uint64_t seed, const char *protocol) {
   SimOptions o;
   o.protocol = protocol;
   o.seed = seed;
-  o.server_nodes = 1 + (int)(seed % 2);                 // 1..2 servers
+  o.server_nodes = 1 + (int)(seed % 2);                  // 1..2 servers
   o.nodes = o.server_nodes + 1 + (int)((seed / 2) % 4);  // 1..4 compute nodes
   o.pages = 2 + (seed / 8) % 7;                          // 2..8 tiny pages
   o.page_size = 32 + 32 * (seed % 3 == 0);
-  o.home_block = 1 + (seed / 5) % 2;                     // stripes of 1 or 2 pages
+  o.home_block = 1 + (seed / 5) % 2;  // stripes of 1 or 2 pages
   return o;
 }
 
@@ -81,9 +81,7 @@ TEST(SimServers, LayoutHomesEverySharedPageOnTheServers) {
 
 TEST(SimServers, ScRandomProgramsOverManySeeds) { run("sc", IntervalPolicy::Lazy, false, 1500); }
 TEST(SimServers, HlrcLazyRaceFreeProgramsOverManySeeds) { run("hlrc", IntervalPolicy::Lazy, true, 1000); }
-TEST(SimServers, HlrcAggressiveRaceFreeProgramsOverManySeeds) {
-  run("hlrc", IntervalPolicy::Aggressive, true, 1000);
-}
+TEST(SimServers, HlrcAggressiveRaceFreeProgramsOverManySeeds) { run("hlrc", IntervalPolicy::Aggressive, true, 1000); }
 
 TEST(SimServers, CheckerCatchesIgnoredDowngradesWithServers) {
   // Stale copies survive writes elsewhere when downgrades are ignored: the

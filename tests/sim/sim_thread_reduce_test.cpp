@@ -26,7 +26,7 @@ struct Step {
   uint64_t object;
   std::vector<int> team;  // indices into threads
   Shape shape;
-  int odd = -1;           // a team member that passes n + 1 (a mismatch), or -1
+  int odd = -1;  // a team member that passes n + 1 (a mismatch), or -1
 };
 
 struct SimThread {
@@ -61,10 +61,14 @@ std::vector<std::byte> shadow(uint64_t seed, int s, const Step &step, const std:
       int64_t acc = 0;
       for (size_t k = 0; k < order.size(); ++k) {
         int64_t v = (int64_t)value_bits(seed, s, order[k], i, step.shape.type);
-        if (k == 0) acc = v;
-        else if (step.shape.op == ReduceOp::Sum) acc = (int64_t)((uint64_t)acc + (uint64_t)v);
-        else if (step.shape.op == ReduceOp::Min) acc = std::min(acc, v);
-        else acc = std::max(acc, v);
+        if (k == 0)
+          acc = v;
+        else if (step.shape.op == ReduceOp::Sum)
+          acc = (int64_t)((uint64_t)acc + (uint64_t)v);
+        else if (step.shape.op == ReduceOp::Min)
+          acc = std::min(acc, v);
+        else
+          acc = std::max(acc, v);
       }
       std::memcpy(&out[i * 8], &acc, 8);
     } else {
@@ -73,10 +77,14 @@ std::vector<std::byte> shadow(uint64_t seed, int s, const Step &step, const std:
         uint64_t bits = value_bits(seed, s, order[k], i, step.shape.type);
         double v;
         std::memcpy(&v, &bits, 8);
-        if (k == 0) acc = v;
-        else if (step.shape.op == ReduceOp::Sum) acc = acc + v;
-        else if (step.shape.op == ReduceOp::Min) acc = std::min(acc, v);
-        else acc = std::max(acc, v);
+        if (k == 0)
+          acc = v;
+        else if (step.shape.op == ReduceOp::Sum)
+          acc = acc + v;
+        else if (step.shape.op == ReduceOp::Min)
+          acc = std::min(acc, v);
+        else
+          acc = std::max(acc, v);
       }
       std::memcpy(&out[i * 8], &acc, 8);
     }
@@ -106,7 +114,8 @@ Outcome run_seed(uint64_t seed, bool arrival_order_mutation, double mismatch_fra
     int per_node = 1 + (int)(rng() % 3);
     for (int k = 0; k < per_node; ++k) {
       uint64_t id;
-      do id = rng() >> 1; while (!ids.insert(id).second);
+      do id = rng() >> 1;
+      while (!ids.insert(id).second);
       threads.emplace_back();
       threads.back().node = r;
       threads.back().id = id;
@@ -175,14 +184,17 @@ Outcome run_seed(uint64_t seed, bool arrival_order_mutation, double mismatch_fra
     size_t choices = ready.size() + (cluster.in_flight() ? 1 : 0);
     if (choices == 0) break;
     size_t pick = rng() % choices;
-    if (pick < ready.size()) issue(ready[pick]);
-    else cluster.deliver_one();
+    if (pick < ready.size())
+      issue(ready[pick]);
+    else
+      cluster.deliver_one();
   }
 
   Outcome out;
   for (int t = 0; t < nthreads; ++t)
     if (threads[t].pc != threads[t].steps.size())
-      return {"thread " + std::to_string(t) + " never completed step " + std::to_string(threads[t].steps[threads[t].pc])};
+      return {"thread " + std::to_string(t) + " never completed step " +
+              std::to_string(threads[t].steps[threads[t].pc])};
   for (int s = 0; s < (int)steps.size(); ++s) {
     const Step &st = steps[s];
     out.rounds++;
@@ -190,8 +202,8 @@ Outcome run_seed(uint64_t seed, bool arrival_order_mutation, double mismatch_fra
       out.mismatched_rounds++;
       for (int t : st.team)
         if (got[{s, t}].first != -9)
-          return {"step " + std::to_string(s) + ": a mismatched round gave thread " + std::to_string(t) +
-                  " status " + std::to_string(got[{s, t}].first) + ", not -9"};
+          return {"step " + std::to_string(s) + ": a mismatched round gave thread " + std::to_string(t) + " status " +
+                  std::to_string(got[{s, t}].first) + ", not -9"};
       continue;
     }
     std::vector<std::byte> expect = shadow(seed, s, st, threads);
@@ -242,10 +254,18 @@ TEST(SimThreadReduce, ArrivalOrderMutationIsCaught) {
 struct Pair {
   SimOptions o;
   SimCluster cluster;
-  Pair() : o([] { SimOptions x; x.nodes = 2; x.seed = 0; return x; }()), cluster(o) {}
+  Pair()
+      : o([] {
+          SimOptions x;
+          x.nodes = 2;
+          x.seed = 0;
+          return x;
+        }()),
+        cluster(o) {}
   ThreadReduceService &at(Rank r) { return cluster.node(r).thread_reductions(); }
   void drive(Waiter &w) {
-    while (!w.done() && cluster.deliver_one()) {}
+    while (!w.done() && cluster.deliver_one()) {
+    }
   }
 };
 
@@ -266,7 +286,8 @@ TEST(SimThreadReduce, UninitialisedBusyAndInvalid) {
   ASSERT_EQ(init.status, 0);
   Waiter first, busy, reinit;
   p.at(0).reduce(object, 1, {1, ReduceType::Double, ReduceOp::Sum, true}, &v, &first);
-  while (p.cluster.deliver_one()) {}
+  while (p.cluster.deliver_one()) {
+  }
   EXPECT_FALSE(first.done());
   p.at(1).destroy(object, &busy);
   p.drive(busy);
@@ -277,8 +298,8 @@ TEST(SimThreadReduce, UninitialisedBusyAndInvalid) {
 
   // An invalid contribution (too many elements) fails the round for both.
   Waiter second;
-  p.at(1).reduce(object, 2, {ThreadReduceService::kMaxElements + 1, ReduceType::Double, ReduceOp::Sum, false},
-                 nullptr, &second);
+  p.at(1).reduce(object, 2, {ThreadReduceService::kMaxElements + 1, ReduceType::Double, ReduceOp::Sum, false}, nullptr,
+                 &second);
   p.drive(first);
   p.drive(second);
   EXPECT_EQ(first.status, -2);

@@ -48,17 +48,17 @@ struct Slot {
 
 struct VThread {
   Rank node = 0;
-  int slot = -1;          // a worker's slot; -1 for a creator
-  bool started = false;   // a worker: its node's ThreadService started it
-  uint64_t id = 0;        // a worker's id on its node
+  int slot = -1;         // a worker's slot; -1 for a creator
+  bool started = false;  // a worker: its node's ThreadService started it
+  uint64_t id = 0;       // a worker's id on its node
   std::vector<Op> ops;
   size_t pc = 0;
-  bool waiting = false;   // on w (a fault), create or join
-  bool issued = false;    // the current create or join was called
+  bool waiting = false;  // on w (a fault), create or join
+  bool issued = false;   // the current create or join was called
   Waiter w;
   ThreadCreateOp create;
   ThreadJoinOp join;
-  uint64_t sum = 0;       // a worker: of the inputs it read
+  uint64_t sum = 0;  // a worker: of the inputs it read
 };
 
 uint64_t result_of(uint64_t sum, int slot) {  // what a worker returns
@@ -83,8 +83,8 @@ SimOptions options_for(uint64_t seed, const std::string &protocol) {
   SimOptions o;
   o.protocol = protocol;
   o.seed = seed;
-  o.nodes = 2 + (int)(seed % 4);          // 2..5 nodes
-  o.pages = 2 + (seed / 4) % 5;           // 2..6 tiny pages
+  o.nodes = 2 + (int)(seed % 4);  // 2..5 nodes
+  o.pages = 2 + (seed / 4) % 5;   // 2..6 tiny pages
   o.page_size = 32 + 32 * (seed / 3 % 2);
   return o;
 }
@@ -147,8 +147,8 @@ Result run_fork_join(const SimOptions &o) {
   auto fail = [&](const std::string &what) {
     if (!result.ok) return;
     std::ostringstream s;
-    s << "seed " << o.seed << " (" << o.protocol << ", nodes " << o.nodes << ", pages " << o.pages
-      << " of " << o.page_size << " bytes), step " << steps << ": " << what;
+    s << "seed " << o.seed << " (" << o.protocol << ", nodes " << o.nodes << ", pages " << o.pages << " of "
+      << o.page_size << " bytes), step " << steps << ": " << what;
     result.ok = false;
     result.failure = s.str();
   };
@@ -206,8 +206,8 @@ Result run_fork_join(const SimOptions &o) {
           return true;
         }
         if (v != shadow[op.word]) {
-          fail(who(t) + " read word " + std::to_string(op.word) + ": saw " + std::to_string(v) +
-               ", latest write is " + std::to_string(shadow[op.word]));
+          fail(who(t) + " read word " + std::to_string(op.word) + ": saw " + std::to_string(v) + ", latest write is " +
+               std::to_string(shadow[op.word]));
           return false;
         }
         t.sum += v;
@@ -257,7 +257,9 @@ Result run_fork_join(const SimOptions &o) {
         }
         break;
       }
-      case OpKind::Exit: node.threads().exited(t.id, result_of(t.sum, t.slot)); break;
+      case OpKind::Exit:
+        node.threads().exited(t.id, result_of(t.sum, t.slot));
+        break;
     }
     t.pc++;
     return true;
@@ -271,11 +273,13 @@ Result run_fork_join(const SimOptions &o) {
   schedule.fail = fail;
   schedule.after_action = take_started;
   run_schedule(cluster, schedule, &steps);
-  while (result.ok && cluster.deliver_one()) {}  // the last exits' releases
+  while (result.ok && cluster.deliver_one()) {
+  }  // the last exits' releases
   uint64_t created = 0, ended = 0;
   for (Rank n = 0; n < o.nodes && result.ok; ++n) {
     ThreadService &ts = cluster.node(n).threads();
-    if (ts.running() != 0) fail("node " + std::to_string(n) + " still runs " + std::to_string(ts.running()) + " threads");
+    if (ts.running() != 0)
+      fail("node " + std::to_string(n) + " still runs " + std::to_string(ts.running()) + " threads");
     created += ts.created();
     ended += ts.ended();
   }

@@ -43,8 +43,8 @@ TEST_F(AddressSpaceTest, ArenasAreHomedOnTheirRank) {
   EXPECT_EQ(as.home_of(640), 1);
   EXPECT_EQ(as.home_of(1023), 3);
   EXPECT_EQ(as.arena_owner(addr(700)), 1);
-  EXPECT_EQ(as.arena_owner(addr(511)), -1);  // placed region
-  EXPECT_EQ(as.arena_owner(addr(1024)), -1);  // outside
+  EXPECT_EQ(as.arena_owner(addr(511)), -1);     // placed region
+  EXPECT_EQ(as.arena_owner(addr(1024)), -1);    // outside
   EXPECT_TRUE(as.maybe_allocated(addr(1000)));  // decided by the arena's home
 }
 
@@ -69,7 +69,7 @@ TEST_F(AddressSpaceTest, CollectiveRunsByPlacement) {
   EXPECT_EQ(as.home_of(8), 0);
   EXPECT_EQ(as.home_of(9), 1);
   EXPECT_EQ(as.home_of(12), 0);
-  EXPECT_EQ(as.home_of(13), 2);  // on rank 2
+  EXPECT_EQ(as.home_of(13), 2);   // on rank 2
   EXPECT_EQ(as.home_of(14), -1);  // beyond the bump pointer
   EXPECT_TRUE(as.maybe_allocated(addr(13, 100)));
   EXPECT_FALSE(as.maybe_allocated(addr(14)));

@@ -19,7 +19,7 @@ TEST(ArenaAllocator, FirstFitAlignedBlocks) {
   ArenaAllocator a(kBase, 16 * kPage, kPage);
   uint64_t x = a.allocate(1), y = a.allocate(65), z = a.allocate(0);
   EXPECT_EQ(x, kBase);
-  EXPECT_EQ(y, kBase + 64);       // 1 byte takes one 64-byte unit
+  EXPECT_EQ(y, kBase + 64);        // 1 byte takes one 64-byte unit
   EXPECT_EQ(z, kBase + 64 + 128);  // 65 bytes take two; 0 bytes still one unit
   for (uint64_t off : {x, y, z}) EXPECT_EQ(off % ArenaAllocator::kAlign, 0u);
   EXPECT_EQ(a.bytes_free(), 16 * kPage - 64 * 4);
@@ -38,7 +38,7 @@ TEST(ArenaAllocator, CoalescesWithBothNeighbours) {
   EXPECT_EQ(a.allocate(1), UINT64_MAX);  // full
   EXPECT_EQ(a.release(b[0]), ArenaAllocator::FreeResult::Ok);
   EXPECT_EQ(a.release(b[2]), ArenaAllocator::FreeResult::Ok);
-  EXPECT_EQ(a.allocate(2 * kPage), UINT64_MAX);  // two holes of one page: no run of two
+  EXPECT_EQ(a.allocate(2 * kPage), UINT64_MAX);                // two holes of one page: no run of two
   EXPECT_EQ(a.release(b[1]), ArenaAllocator::FreeResult::Ok);  // joins both
   EXPECT_EQ(a.allocate(3 * kPage), kBase);
   EXPECT_EQ(a.release(kBase), ArenaAllocator::FreeResult::Ok);

@@ -90,8 +90,10 @@ struct ConfigEnv : ::testing::Test {
     bool ok = config_from_env(&c, &error, {"sc", "hlrc", "regc", "regc-page"});
     unsetenv(name);
     if (out) *out = c;
-    if (ok) EXPECT_TRUE(error.empty());
-    else EXPECT_FALSE(error.empty());
+    if (ok)
+      EXPECT_TRUE(error.empty());
+    else
+      EXPECT_FALSE(error.empty());
     return ok ? "" : error;
   }
 };
@@ -237,8 +239,7 @@ TEST_F(ConfigEnv, UnknownVariablesAreNamedWithASuggestion) {
   auto messages = config_unknown_variables();
   ASSERT_EQ(messages.size(), 2u);
   std::string all = messages[0] + "\n" + messages[1];
-  EXPECT_NE(all.find("unknown variable AGORA_PROTOCL (did you mean AGORA_PROTOCOL?); it is ignored"),
-            std::string::npos)
+  EXPECT_NE(all.find("unknown variable AGORA_PROTOCL (did you mean AGORA_PROTOCOL?); it is ignored"), std::string::npos)
       << all;
   EXPECT_NE(all.find("unknown variable AGORA_ZZZZZZZZZZZZ (no known variable is close"), std::string::npos) << all;
   setenv("NOT_AGORA_PROTOCL", "1", 1);  // other prefixes are not Agora's business

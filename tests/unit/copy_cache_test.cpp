@@ -230,7 +230,7 @@ TEST_F(CopyCacheTest, ARepliesRunReservesConsecutiveSlots) {
 TEST_F(CopyCacheTest, ClosedCopiesGiveTheirSlotsBackUnlessTheEngineNeedsTheFrame) {
   open(64, CacheFrames::Pool);
   install(kRemote, 4);
-  host.in_use = {kRemote + 1};  // a dirty copy's frame, diffed later
+  host.in_use = {kRemote + 1};                // a dirty copy's frame, diffed later
   host.set_access(kRemote, 2, Access::None);  // invalidated
   cache.trim();
   EXPECT_EQ(host.mapped_back, (std::vector<std::pair<PageId, PageId>>{{kRemote, 1}}));

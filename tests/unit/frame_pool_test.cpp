@@ -95,7 +95,7 @@ TEST(FrameSlots, LandingRunsAreConsecutiveFreeSlotsThatPagesAdopt) {
   EXPECT_FALSE(slots.reserved(4));
   for (uint32_t i = 0; i < 4; ++i)
     if (slots.reserved(landing + i)) slots.unreserve(landing + i);
-  EXPECT_EQ(slots.free_slots(), 10u - 5);  // pages 1, 60, 70, 80, 201
+  EXPECT_EQ(slots.free_slots(), 10u - 5);              // pages 1, 60, 70, 80, 201
   EXPECT_EQ(slots.reserve_run(3), FrameSlots::kNone);  // free: 3, 5-6, 8-9
   EXPECT_EQ(slots.reserve_run(0), FrameSlots::kNone);
   EXPECT_EQ(slots.reserve_run(2), 5u);  // the lowest run of two
@@ -125,7 +125,7 @@ TEST(FramePool, SlotsMapOverTheViewAndTheMemoryFileMapsBack) {
   platform::FramePool pool;
   ASSERT_TRUE(platform::frame_pool_open(8, kPage, &pool, &error)) << error;
   for (size_t i = 0; i < pages; ++i) range.service_view[i * kPage] = (std::byte)(i + 1);  // the file's bytes
-  for (size_t s = 0; s < 8; ++s) pool.view[s * kPage] = (std::byte)(200 + s);               // the slots'
+  for (size_t s = 0; s < 8; ++s) pool.view[s * kPage] = (std::byte)(200 + s);             // the slots'
   const size_t before = mappings();
   // Pages 10..13 over slots 2..5, readable: the slots' bytes, not the file's.
   ASSERT_TRUE(platform::frame_pool_map(pool, range.app_view + 10 * kPage, 2, 4, Access::Read));

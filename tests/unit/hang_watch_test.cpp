@@ -24,8 +24,8 @@ struct Node final : ComponentHost {
   Net &net;
   Rank me;
   Stats counters;
-  RankState state;  // what the host reports
-  bool busy = false;  // exchanges a message between any two snapshots
+  RankState state;       // what the host reports
+  bool busy = false;     // exchanges a message between any two snapshots
   bool stopped = false;  // never runs (SIGSTOP): no ticks, no messages handled
   std::unique_ptr<HangWatch> watch;
 };
@@ -54,8 +54,7 @@ struct Net {
     while (!queue.empty()) {
       Msg m = std::move(queue.front());
       queue.pop_front();
-      if (!nodes[m.dst]->stopped)
-        nodes[m.dst]->watch->on_message(m.header, {m.payload.data(), m.payload.size()});
+      if (!nodes[m.dst]->stopped) nodes[m.dst]->watch->on_message(m.header, {m.payload.data(), m.payload.size()});
     }
   }
   void block_all(uint64_t sent, uint64_t received) {
@@ -78,8 +77,7 @@ void three_ranks_blocked() {
 }
 
 TEST(HangWatch, ProvesADeadlockWhenEveryRankStaysBlockedWithNothingInFlight) {
-  EXPECT_EXIT(three_ranks_blocked(), testing::ExitedWithCode(1),
-              "deadlock: every rank is blocked.*rank 2: agora_lock");
+  EXPECT_EXIT(three_ranks_blocked(), testing::ExitedWithCode(1), "deadlock: every rank is blocked.*rank 2: agora_lock");
 }
 
 TEST(HangWatch, NoDeadlockWhileAMessageIsInFlight) {

@@ -16,7 +16,7 @@ TEST(HlrcHome, DiffsReachTheHomeAndNoticesInvalidate) {
   FakeNet net(3, "hlrc", 64);
   ASSERT_EQ(net.fault(1, 0, Access::Write), 0);  // fetch, twin, write access
   EXPECT_EQ(net.engines[1]->local_access(0), Access::Write);
-  ASSERT_EQ(net.fault(2, 0, Access::Read), 0);   // another reader's copy
+  ASSERT_EQ(net.fault(2, 0, Access::Read), 0);  // another reader's copy
   net.hosts[1]->frame(0)[9] = std::byte{7};
   bool published = false;
   net.engines[1]->release([&] { published = true; });

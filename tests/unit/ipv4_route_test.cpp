@@ -18,7 +18,8 @@ TEST(Ipv4Route, PicksTheAddressOnASharedSubnet) {
 
 TEST(Ipv4Route, TheFirstSharedOneWins) {
   std::vector<Ipv4Interface> mine = {{ip(10, 1, 0, 1), kSlash16}};
-  std::vector<Ipv4Interface> theirs = {{ip(10, 2, 0, 1), kSlash16}, {ip(10, 1, 9, 9), kSlash24},
+  std::vector<Ipv4Interface> theirs = {{ip(10, 2, 0, 1), kSlash16},
+                                       {ip(10, 1, 9, 9), kSlash24},
                                        {ip(10, 1, 0, 2), kSlash16}};
   EXPECT_EQ(ipv4_pick_address(mine, theirs), 1u);
 }
@@ -43,9 +44,7 @@ TEST(Ipv4Route, AnInterfaceWithoutMaskMatchesNothing) {
   EXPECT_FALSE(ipv4_same_subnet(mine[0], ip(10, 0, 0, 1)));
 }
 
-TEST(Ipv4Route, AnEmptyListGivesZero) {
-  EXPECT_EQ(ipv4_pick_address({{ip(10, 0, 0, 1), kSlash24}}, {}), 0u);
-}
+TEST(Ipv4Route, AnEmptyListGivesZero) { EXPECT_EQ(ipv4_pick_address({{ip(10, 0, 0, 1), kSlash24}}, {}), 0u); }
 
 }  // namespace
 }  // namespace agora::platform

@@ -45,7 +45,7 @@ TEST(LockIds, AgoraThreadsTakeIdsOfTheirRanksOwn) {
   const uint64_t first = ids.create(5, 0x40, true, 3);
   EXPECT_EQ(first, (1ull << 62) | (3ull << 40));
   EXPECT_EQ(ids.create(1, 0x40, true, 3), first + 5);
-  EXPECT_EQ(ids.signature(first), 0u);       // nobody else created it: nothing to compare
+  EXPECT_EQ(ids.signature(first), 0u);           // nobody else created it: nothing to compare
   EXPECT_EQ(ids.create(2, 0x40, false, 3), 0u);  // collective ids unaffected
 }
 

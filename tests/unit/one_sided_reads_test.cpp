@@ -70,7 +70,7 @@ struct FakeOneSidedHost final : OneSidedHost {
                          pages.size ? (unsigned)std::to_integer<unsigned>(pages.data[0]) : 0u});
   }
 
-  AddressSpace as{0x200000000000ull, kPages * kPage, kPage, 4};
+  AddressSpace as{0x200000000000ull, kPages *kPage, kPage, 4};
   std::set<Rank> other_node;
   bool others_agree = true, windows_can_open = true, open = false, fail = false, pool = false;
   std::vector<std::byte> meta, frames = std::vector<std::byte>(64 * kPage);
@@ -154,8 +154,8 @@ TEST_F(OneSidedReadsTest, CollectivePagesHomedThereAreRead) {
   start();
   EXPECT_TRUE(reads.may_read(1, 256, 64, kHomeMetaBytes));
   EXPECT_TRUE(reads.may_read(2, 600, 1, 0));
-  EXPECT_FALSE(reads.may_read(0, 10, 1, 0));                    // this rank's own pages
-  EXPECT_FALSE(reads.may_read(4, 256, 1, 0));                   // no such rank
+  EXPECT_FALSE(reads.may_read(0, 10, 1, 0));   // this rank's own pages
+  EXPECT_FALSE(reads.may_read(4, 256, 1, 0));  // no such rank
   EXPECT_FALSE(reads.may_read(-1, 256, 1, 0));
   EXPECT_FALSE(reads.may_read(1, 256, 0, 0));                   // nothing to read
   EXPECT_FALSE(reads.may_read(1, 256, 65, 0));                  // more than one read may move

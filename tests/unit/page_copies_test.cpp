@@ -70,7 +70,7 @@ TEST_F(PageCopiesTest, FirstWriteOfAReadCopyTakesATwin) {
 }
 
 TEST_F(PageCopiesTest, HomePagesAreTwinnedOnlyIfTheProtocolWantsIt) {
-  PageCopy &s = copy(3);  // homed here
+  PageCopy &s = copy(3);             // homed here
   page_copy_share_home(host, 3, s);  // another rank fetched it: writes are tracked
   EXPECT_EQ(s.access, Access::Read);
   Waiter w;

@@ -17,8 +17,10 @@ Bytes filled(size_t n, uint8_t v) { return Bytes(n, std::byte{v}); }
 
 std::vector<std::tuple<size_t, Bytes>> runs_of(const Bytes &diff, size_t page_size) {
   std::vector<std::tuple<size_t, Bytes>> runs;
-  bool ok = page_diff_for_each_run(page_size, diff.data(), diff.size(),
-                                   [&](size_t off, const std::byte *b, size_t len) { runs.emplace_back(off, Bytes(b, b + len)); });
+  bool ok =
+      page_diff_for_each_run(page_size, diff.data(), diff.size(), [&](size_t off, const std::byte *b, size_t len) {
+        runs.emplace_back(off, Bytes(b, b + len));
+      });
   EXPECT_TRUE(ok);
   return runs;
 }

@@ -16,7 +16,7 @@ TEST(PageProfile, WriteEpochsAreRunLengthRanges) {
   profile.fault(7, 1, true, 8);   // epoch 0
   profile.fault(7, 1, true, 16);  // epoch 0 again: no new range
   profile.next_epoch();
-  profile.fault(7, 1, true, 8);   // epoch 1 extends [0, 0]
+  profile.fault(7, 1, true, 8);  // epoch 1 extends [0, 0]
   profile.next_epoch();
   profile.next_epoch();
   profile.fault(7, 1, true, 8);   // epoch 3: a gap, a new range
@@ -28,16 +28,16 @@ TEST(PageProfile, WriteEpochsAreRunLengthRanges) {
 
 TEST(PageProfile, WriteAccessHeldAcrossBarriersCountsEveryEpoch) {
   PageProfile profile(0, 2, 0x200000000000, 4096);
-  profile.fault(3, 0, true, 0);   // epoch 0: a write fault; the protocol grants write access
+  profile.fault(3, 0, true, 0);  // epoch 0: a write fault; the protocol grants write access
   profile.access_changed(3, true);
   profile.next_epoch();
-  profile.next_epoch();           // epochs 1, 2: written without a fault (still writable)
+  profile.next_epoch();                                  // epochs 1, 2: written without a fault (still writable)
   EXPECT_EQ(profile.write_epochs(3), (Ranges{{0, 2}}));  // an open period reaches the current epoch
-  profile.access_changed(3, false);  // taken away in epoch 2
+  profile.access_changed(3, false);                      // taken away in epoch 2
   profile.next_epoch();
   profile.next_epoch();
   EXPECT_EQ(profile.write_epochs(3), (Ranges{{0, 2}}));
-  profile.access_changed(3, true);   // granted again in epoch 4 (e.g. a home's page)
+  profile.access_changed(3, true);  // granted again in epoch 4 (e.g. a home's page)
   profile.access_changed(3, false);
   EXPECT_EQ(profile.write_epochs(3), (Ranges{{0, 2}, {4, 4}}));
   profile.access_changed(9, false);  // never writable here: nothing recorded

@@ -45,8 +45,8 @@ TEST(PlacedRuns, OverlapsAndBadRemovesAreRefused) {
   EXPECT_FALSE(runs.insert(run(14, 1)));  // last page
   EXPECT_FALSE(runs.insert(run(5, 6)));   // reaches the first page
   EXPECT_FALSE(runs.insert(run(10, 5)));
-  EXPECT_TRUE(runs.insert(run(15, 1)));   // right after
-  EXPECT_TRUE(runs.insert(run(9, 1)));    // right before
+  EXPECT_TRUE(runs.insert(run(15, 1)));  // right after
+  EXPECT_TRUE(runs.insert(run(9, 1)));   // right before
   CollectiveRun removed;
   EXPECT_FALSE(runs.remove(11, &removed));  // not a run's start
   EXPECT_FALSE(runs.remove(100, &removed));

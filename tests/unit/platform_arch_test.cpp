@@ -165,9 +165,7 @@ void *on_old_stack(void *arg) {
 
 char g_private[64 << 10];
 
-void *nest(void *arg) {
-  return agora_platform_call_on_stack(on_old_stack, arg, g_private + sizeof g_private);
-}
+void *nest(void *arg) { return agora_platform_call_on_stack(on_old_stack, arg, g_private + sizeof g_private); }
 
 __attribute__((noinline)) void test_call_on_stack() {
   g_stack = (char *)std::malloc(kStackBytes);

@@ -11,8 +11,8 @@ namespace {
 
 TEST(Status, EveryStatusHasItsNameAndMeaning) {
   int listed = 0;
-#define CHECK_TEXT(pub, text)                                                    \
-  EXPECT_EQ(std::string(agora_strerror(pub)), std::string(#pub ": ") + text);   \
+#define CHECK_TEXT(pub, text)                                                 \
+  EXPECT_EQ(std::string(agora_strerror(pub)), std::string(#pub ": ") + text); \
   ++listed;
   AGORA_STATUS_LIST(CHECK_TEXT)
 #undef CHECK_TEXT

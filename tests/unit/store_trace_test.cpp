@@ -70,10 +70,10 @@ TEST_F(StoreTrace, CallbacksRecordTheirSize) {
 
 TEST_F(StoreTrace, CoalescesAdjacentAndOverlapping) {
   store_trace_span_enter();
-  for (int i = 0; i < 100; ++i) store_trace_record(at(64 + 4 * i), 4);  // ascending
+  for (int i = 0; i < 100; ++i) store_trace_record(at(64 + 4 * i), 4);    // ascending
   for (int i = 99; i >= 0; --i) store_trace_record(at(1024 + 8 * i), 8);  // descending
-  store_trace_record(at(1020), 8);  // overlaps the second run's start
-  store_trace_record(at(64), 1);    // inside the first run, out of order
+  store_trace_record(at(1020), 8);                                        // overlaps the second run's start
+  store_trace_record(at(64), 1);                                          // inside the first run, out of order
   EXPECT_EQ(store_trace_pending(), 3u);
   std::vector<TracedRange> out;
   ASSERT_TRUE(store_trace_span_exit(&out));
@@ -94,7 +94,7 @@ TEST_F(StoreTrace, DisjointStaySeparate) {
 TEST_F(StoreTrace, NestedSpansEachGetTheirOwnStores) {
   store_trace_span_enter();  // outer
   store_trace_record(at(0), 4);
-  store_trace_span_enter();  // inner
+  store_trace_span_enter();      // inner
   store_trace_record(at(4), 4);  // adjacent to the outer's store: not merged into it
   store_trace_record(at(100), 2);
   EXPECT_EQ(store_trace_depth(), 2u);
@@ -160,22 +160,21 @@ TEST_F(StoreTrace, ScatteredStoresCompactToTheirUnion) {
 TEST(StoreRangesToPages, SplitsAtPageBoundaries) {
   uintptr_t base = 0x100000000;
   std::vector<TracedRange> in{{base + 10, 20},
-                              {base + kPage - 3, 8},           // crosses 0|1
-                              {base + 2 * kPage, 2 * kPage},   // pages 2 and 3 whole
+                              {base + kPage - 3, 8},               // crosses 0|1
+                              {base + 2 * kPage, 2 * kPage},       // pages 2 and 3 whole
                               {base + 5 * kPage - 1, kPage + 2}};  // 4, 5 whole, 6
   std::vector<StoreRange> out;
   ASSERT_TRUE(store_ranges_to_pages(in, base, kPage, &out));
   std::vector<std::tuple<PageId, uint32_t, uint32_t>> got;
   for (auto &s : out) got.emplace_back(s.page, s.offset, s.length);
-  EXPECT_EQ(got, (std::vector<std::tuple<PageId, uint32_t, uint32_t>>{
-                     {0, 10, 20},
-                     {0, kPage - 3, 3},
-                     {1, 0, 5},
-                     {2, 0, kPage},
-                     {3, 0, kPage},
-                     {4, kPage - 1, 1},
-                     {5, 0, kPage},
-                     {6, 0, 1}}));
+  EXPECT_EQ(got, (std::vector<std::tuple<PageId, uint32_t, uint32_t>>{{0, 10, 20},
+                                                                      {0, kPage - 3, 3},
+                                                                      {1, 0, 5},
+                                                                      {2, 0, kPage},
+                                                                      {3, 0, kPage},
+                                                                      {4, kPage - 1, 1},
+                                                                      {5, 0, kPage},
+                                                                      {6, 0, 1}}));
 }
 
 TEST(StoreRangesToPages, CustomPageMapAndBadInput) {
@@ -183,7 +182,8 @@ TEST(StoreRangesToPages, CustomPageMapAndBadInput) {
   uintptr_t window = 0x600000;
   std::vector<TracedRange> in{{window + kPage + 8, 4}};
   std::vector<StoreRange> out;
-  ASSERT_TRUE(store_ranges_to_pages(in, kPage, [&](uintptr_t a) { return 1000 + (a - window) / kPage; }, &out));
+  ASSERT_TRUE(store_ranges_to_pages(
+      in, kPage, [&](uintptr_t a) { return 1000 + (a - window) / kPage; }, &out));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].page, 1001u);
   EXPECT_EQ(out[0].offset, 8u);

@@ -112,8 +112,7 @@ TEST(BarrierServiceChecks, SignalOfAFinishedBarrierIsCaught) {
   c.services[1]->arrive(&b);
   c.run();
   ASSERT_TRUE(a.done() && b.done());
-  EXPECT_DEATH(c.services[0]->on_message({Channel::Barrier, 0, 1, 1 /* epoch */, 0, 0}, {}),
-               "internal check failed");
+  EXPECT_DEATH(c.services[0]->on_message({Channel::Barrier, 0, 1, 1 /* epoch */, 0, 0}, {}), "internal check failed");
   EXPECT_DEATH(c.services[0]->on_message({Channel::Barrier, 0, 1, 3 /* two ahead */, 0, 0}, {}),
                "internal check failed");
 }

@@ -74,12 +74,10 @@ TEST(TraceRecorder, WritesTraceEventFormat) {
   // The process is the rank, named with its host (quotes escaped).
   EXPECT_NE(json.find("\"name\":\"process_name\",\"pid\":3"), std::string::npos);
   EXPECT_NE(json.find("rank 3 on node\\\"7"), std::string::npos);
-  EXPECT_NE(json.find("\"thread_name\",\"pid\":3,\"tid\":42,\"args\":{\"name\":\"agora service\"}"),
-            std::string::npos);
+  EXPECT_NE(json.find("\"thread_name\",\"pid\":3,\"tid\":42,\"args\":{\"name\":\"agora service\"}"), std::string::npos);
   // Microseconds with nanosecond decimals.
   EXPECT_NE(json.find("\"ts\":1234.567,\"dur\":1.500"), std::string::npos);
-  EXPECT_NE(json.find("\"page\":5,\"home\":1,\"addr\":\"0x200000001008\",\"access\":\"write\""),
-            std::string::npos);
+  EXPECT_NE(json.find("\"page\":5,\"home\":1,\"addr\":\"0x200000001008\",\"access\":\"write\""), std::string::npos);
   EXPECT_NE(json.find("\"name\":\"send protocol\""), std::string::npos);
   EXPECT_NE(json.find("\"peer\":2,\"bytes\":4128,\"channel\":\"protocol\""), std::string::npos);
   EXPECT_NE(json.find("{\"ph\":\"s\",\"cat\":\"agora\",\"name\":\"message\",\"id\":"), std::string::npos);

@@ -68,8 +68,8 @@ std::set<size_t> collect(WriteTracker &t, TwoViews &v, size_t first = 0, size_t 
 // each first write), which older kernels get.
 class WriteTrackerModes : public ::testing::TestWithParam<bool> {};
 
-#define OPEN_OR_SKIP(t)                                                        \
-  std::string why_;                                                            \
+#define OPEN_OR_SKIP(t) \
+  std::string why_;     \
   if (!(t).open(&why_, GetParam())) GTEST_SKIP() << "write tracking unavailable: " << why_
 
 }  // namespace
@@ -148,8 +148,10 @@ TEST_P(WriteTrackerModes, UntrackedPagesAreNeverReported) {
   // (asynchronous mode: PAGEMAP_SCAN checks; the synchronous one reports
   // what its handler saw, which is nothing there).
   std::vector<WriteTracker::Run> runs;
-  if (t.mode() == WriteTracker::Mode::Async) EXPECT_FALSE(t.collect(v.app, v.pages * kPage, &runs, &error));
-  else EXPECT_TRUE(t.collect(v.app, v.pages * kPage, &runs, &error) && runs.empty());
+  if (t.mode() == WriteTracker::Mode::Async)
+    EXPECT_FALSE(t.collect(v.app, v.pages * kPage, &runs, &error));
+  else
+    EXPECT_TRUE(t.collect(v.app, v.pages * kPage, &runs, &error) && runs.empty());
   // Untracked: writes are no longer reported; tracked again: only new ones.
   ASSERT_TRUE(t.untrack(v.page(8), 4 * kPage, &error)) << error;
   v.page(9)[0] = 2;
@@ -240,8 +242,7 @@ TEST(WriteTracker, UnavailableWithReasonUnderSeccomp) {
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
     sock_fprog prog{(unsigned short)(sizeof filter / sizeof filter[0]), filter};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
-      _exit(2);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) _exit(2);
     WriteTracker t;
     std::string why, error;
     if (t.open(&why) || t.available()) _exit(3);

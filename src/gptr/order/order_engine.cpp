@@ -194,8 +194,7 @@ OrderEngine::Start OrderEngine::start_uncached(Op &op, uint32_t idx) {
   if (write) {
     bool async = !op.write_through && op.kind == OpKind::Write;
     p.has_op = !async;
-    send_request(op.home, op.kind == OpKind::Store ? kStoreReq : kWriteReq, op.offset, op.size,
-                 {op.local, op.size}, p);
+    send_request(op.home, op.kind == OpKind::Store ? kStoreReq : kWriteReq, op.offset, op.size, {op.local, op.size}, p);
     if (async) complete(op);
   } else {
     send_request(op.home, kReadReq, op.offset, op.size, {}, p);
@@ -223,8 +222,10 @@ uint64_t OrderEngine::send_request(Rank home, uint16_t msg_op, uint64_t a, uint6
   uint64_t c = id | (line_write ? 1ull << 63 : 0);
   host_.send_request(home, MsgHeader{Channel::Gptr, msg_op, 0, a, b, c}, payload);
   counters_.requests++;
-  if (msg_op == kReadReq) counters_.bytes_fetched += b;
-  else counters_.bytes_written += payload.size;
+  if (msg_op == kReadReq)
+    counters_.bytes_fetched += b;
+  else
+    counters_.bytes_written += payload.size;
   in_flight_++;
   if (pending.kind != Pending::Chunk) homes_[home].in_flight++;
   return id;

@@ -36,8 +36,10 @@ void SequencerEngine::issue(const Op &op) {
     host_.send_request(op.home, MsgHeader{Channel::Gptr, msg, 0, op.offset + off, len | (uint64_t)seq << 32, id},
                        payload);
     counters_.requests++;
-    if (op.kind == OpKind::Read) counters_.bytes_fetched += len;
-    else counters_.bytes_written += len;
+    if (op.kind == OpKind::Read)
+      counters_.bytes_fetched += len;
+    else
+      counters_.bytes_written += len;
   }
   if (async_write) op.signal->complete();
 }
@@ -75,9 +77,7 @@ void SequencerEngine::on_message(const MsgHeader &m, Payload p) {
   check_drain();
 }
 
-void SequencerEngine::apply(const MsgHeader &m, Payload p) {
-  serve_request(m, p, m.b & 0xffffffffu, m.c, false);
-}
+void SequencerEngine::apply(const MsgHeader &m, Payload p) { serve_request(m, p, m.b & 0xffffffffu, m.c, false); }
 
 void SequencerEngine::drain(std::function<void()> done) {
   drained_ = std::move(done);

@@ -41,10 +41,10 @@ class SequencerEngine final : public Engine {
   void apply(const MsgHeader &m, Payload p);
   void check_drain();
 
-  std::vector<uint32_t> outbound_;  // next sequence number to each home
-  std::vector<uint32_t> inbound_;   // next sequence number expected from each rank
+  std::vector<uint32_t> outbound_;                // next sequence number to each home
+  std::vector<uint32_t> inbound_;                 // next sequence number expected from each rank
   std::vector<std::map<uint32_t, Early>> early_;  // per sender: arrived before their turn
-  uint64_t buffered_ = 0;           // requests in all reorder buffers
+  uint64_t buffered_ = 0;                         // requests in all reorder buffers
   std::unordered_map<uint64_t, Pending> pending_;
   std::unordered_map<uint64_t, uint32_t> chunks_left_;
   uint64_t next_id_ = 1;

@@ -121,8 +121,8 @@ class SwccEngine final : public Engine {
   static constexpr size_t kRunsInFlight = 8;
   struct Run {
     std::vector<Copy *> copies;
-    bool write;         // a request: for modified copies
-    bool write_back;    // a release's write-back
+    bool write;       // a request: for modified copies
+    bool write_back;  // a release's write-back
   };
   void start_run(Run run);
   void send_run_now(const Run &run);

@@ -38,7 +38,9 @@ void SwccEngine::on_request(const MsgHeader &m, Payload p) {
     host_.send(m.src, MsgHeader{Channel::Gptr, kSwccNack, 0, m.a, 0, 0});
     return;
   }
-  Entry::Want want = m.op == kSwccRead ? Entry::Want::Read : m.op == kSwccWrite ? Entry::Want::Write : Entry::Want::Store;
+  Entry::Want want = m.op == kSwccRead    ? Entry::Want::Read
+                     : m.op == kSwccWrite ? Entry::Want::Write
+                                          : Entry::Want::Store;
   if (want == Entry::Want::Store) {
     e.store.assign(p.data, p.data + p.size);
     e.store_offset = m.a;
@@ -70,8 +72,9 @@ void SwccEngine::on_run(const MsgHeader &m) {
     const std::byte *at = home_block(e.block);
     blocks.insert(blocks.end(), at, at + options_.block_bytes);
   }
-  host_.send(m.src, MsgHeader{Channel::Gptr, kSwccGrantRun, 0, m.a, mask,
-                              (uint64_t)(write ? State::Modified : State::Shared) | m.b << 8},
+  host_.send(m.src,
+             MsgHeader{Channel::Gptr, kSwccGrantRun, 0, m.a, mask,
+                       (uint64_t)(write ? State::Modified : State::Shared) | m.b << 8},
              {blocks.data(), blocks.size()});
 }
 
@@ -122,7 +125,8 @@ void SwccEngine::on_write_back(const MsgHeader &m, Payload p) {
 
 void SwccEngine::on_invalidate_ack(const MsgHeader &m) {
   Entry *e = entries_.find(0, block_of(m.a));
-  if (!e || !e->busy || !e->acks_left) fatal("swcc: invalidation ack for block %llu from rank %d unasked", (unsigned long long)m.a, m.src);
+  if (!e || !e->busy || !e->acks_left)
+    fatal("swcc: invalidation ack for block %llu from rank %d unasked", (unsigned long long)m.a, m.src);
   if (m.c) {  // the copy was still on its way there: again
     host_.send_request(m.src, MsgHeader{Channel::Gptr, kSwccInvalidate, 0, m.a, 0, 0});
     return;
@@ -133,7 +137,8 @@ void SwccEngine::on_invalidate_ack(const MsgHeader &m) {
 
 void SwccEngine::on_recall_reply(const MsgHeader &m, Payload p) {
   Entry *e = entries_.find(0, block_of(m.a));
-  if (!e || !e->busy || e->owner != m.src) fatal("swcc: recall reply for block %llu from rank %d unasked", (unsigned long long)m.a, m.src);
+  if (!e || !e->busy || e->owner != m.src)
+    fatal("swcc: recall reply for block %llu from rank %d unasked", (unsigned long long)m.a, m.src);
   if (m.c) {  // the grant making it the owner was still on its way
     host_.send_request(m.src, MsgHeader{Channel::Gptr, kSwccRecall, 0, m.a, 0,
                                         e->want == Entry::Want::Read || e->want == Entry::Want::LocalRead ? 0u : 1u});

@@ -34,8 +34,10 @@ bool SwccEngine::copy_serves(const Op &op, const Copy &c) const {
 
 void SwccEngine::serve_from_copy(const Op &op, Copy &c) {
   std::byte *at = c.data.data() + (op.offset - block_offset(c.block));
-  if (op.kind == OpKind::Read) std::memcpy(op.local, at, op.size);
-  else std::memcpy(at, op.local, op.size);
+  if (op.kind == OpKind::Read)
+    std::memcpy(op.local, at, op.size);
+  else
+    std::memcpy(at, op.local, op.size);
   op.signal->complete();
 }
 
@@ -64,8 +66,10 @@ void SwccEngine::issue(const Op &op) {
   size_t most = std::min<size_t>(64, std::max<size_t>(1, options_.chunk_bytes / options_.block_bytes));
   std::vector<Copy *> run;
   auto flush_run = [&] {
-    if (run.size() == 1) send_for(*run[0], run[0]->waiting.front());
-    else if (!run.empty()) start_run(Run{run, write, false});
+    if (run.size() == 1)
+      send_for(*run[0], run[0]->waiting.front());
+    else if (!run.empty())
+      start_run(Run{run, write, false});
     run.clear();
   };
   for_each_block(op, [&](const Op &part, uint64_t block) {
@@ -109,8 +113,8 @@ void SwccEngine::send_run_now(const Run &run) {
   Copy &first = *run.copies.front();
   uint64_t at = block_offset(first.block);
   if (!run.write_back) {
-    host_.send_request(first.home, MsgHeader{Channel::Gptr, run.write ? kSwccWriteRun : kSwccReadRun, 0, at,
-                                             run.copies.size(), 0});
+    host_.send_request(first.home,
+                       MsgHeader{Channel::Gptr, run.write ? kSwccWriteRun : kSwccReadRun, 0, at, run.copies.size(), 0});
     counters_.requests++;
     return;
   }
@@ -188,7 +192,8 @@ void SwccEngine::send_for(Copy &c, const Queued &q) {
 
 void SwccEngine::on_grant(const MsgHeader &m, Payload p) {
   Copy *c = copies_.find(m.src, block_of(m.a));
-  if (!c || !c->requesting || c->writing_back) fatal("swcc: grant of block %llu from rank %d that no request asked for", (unsigned long long)m.a, m.src);
+  if (!c || !c->requesting || c->writing_back)
+    fatal("swcc: grant of block %llu from rank %d that no request asked for", (unsigned long long)m.a, m.src);
   c->data.assign(p.data, p.data + p.size);
   c->state = (State)m.c;
   c->requesting = false;
@@ -198,7 +203,8 @@ void SwccEngine::on_grant(const MsgHeader &m, Payload p) {
 
 void SwccEngine::on_nack(const MsgHeader &m) {
   Copy *c = copies_.find(m.src, block_of(m.a));
-  if (!c || !c->requesting || c->waiting.empty()) fatal("swcc: refusal of block %llu from rank %d that no request asked for", (unsigned long long)m.a, m.src);
+  if (!c || !c->requesting || c->waiting.empty())
+    fatal("swcc: refusal of block %llu from rank %d that no request asked for", (unsigned long long)m.a, m.src);
   counters_.nacks++;
   // Retry (section 2.5). The home is busy with another transaction on it.
   send_for(*c, c->waiting.front());
@@ -207,7 +213,8 @@ void SwccEngine::on_nack(const MsgHeader &m) {
 void SwccEngine::on_store_ack(const MsgHeader &m) {
   Copy *c = copies_.find(m.src, block_of(m.a));
   if (!c || !c->requesting || c->waiting.empty() || c->waiting.front().op.kind != OpKind::Store)
-    fatal("swcc: store acknowledgement of block %llu from rank %d that no store asked for", (unsigned long long)m.a, m.src);
+    fatal("swcc: store acknowledgement of block %llu from rank %d that no store asked for", (unsigned long long)m.a,
+          m.src);
   c->requesting = false;
   c->waiting.front().op.signal->complete();
   c->waiting.pop_front();
@@ -248,20 +255,33 @@ void SwccEngine::on_message(const MsgHeader &m, Payload p) {
   switch (m.op) {
     case kSwccRead:
     case kSwccWrite:
-    case kSwccStore: return on_request(m, p);
-    case kSwccGrant: return on_grant(m, p);
+    case kSwccStore:
+      return on_request(m, p);
+    case kSwccGrant:
+      return on_grant(m, p);
     case kSwccReadRun:
-    case kSwccWriteRun: return on_run(m);
-    case kSwccGrantRun: return on_grant_run(m, p);
-    case kSwccNack: return on_nack(m);
-    case kSwccStoreAck: return on_store_ack(m);
-    case kSwccInvalidate: return on_invalidate(m);
-    case kSwccInvalidateAck: return on_invalidate_ack(m);
-    case kSwccRecall: return on_recall(m);
-    case kSwccRecallReply: return on_recall_reply(m, p);
-    case kSwccWriteBack: return on_write_back(m, p);
-    case kSwccWriteBackAck: return on_write_back_ack(m);
-    default: fatal("swcc: unexpected message %u from rank %d", m.op, m.src);
+    case kSwccWriteRun:
+      return on_run(m);
+    case kSwccGrantRun:
+      return on_grant_run(m, p);
+    case kSwccNack:
+      return on_nack(m);
+    case kSwccStoreAck:
+      return on_store_ack(m);
+    case kSwccInvalidate:
+      return on_invalidate(m);
+    case kSwccInvalidateAck:
+      return on_invalidate_ack(m);
+    case kSwccRecall:
+      return on_recall(m);
+    case kSwccRecallReply:
+      return on_recall_reply(m, p);
+    case kSwccWriteBack:
+      return on_write_back(m, p);
+    case kSwccWriteBackAck:
+      return on_write_back_ack(m);
+    default:
+      fatal("swcc: unexpected message %u from rank %d", m.op, m.src);
   }
 }
 
@@ -307,7 +327,8 @@ void SwccEngine::on_write_back_ack(const MsgHeader &m) {
   for (uint64_t i = 0; i < m.c; ++i) {
     Copy *c = copies_.find(m.src, first + i);
     if (!c || !c->writing_back)
-      fatal("swcc: write-back ack of block %llu from rank %d unasked", (unsigned long long)block_offset(first + i), m.src);
+      fatal("swcc: write-back ack of block %llu from rank %d unasked", (unsigned long long)block_offset(first + i),
+            m.src);
     // Not kept: a recall reached this rank first and took the copy already.
     if ((m.b >> i & 1) && c->state == State::Modified) c->state = State::Shared;
     c->requesting = c->writing_back = false;

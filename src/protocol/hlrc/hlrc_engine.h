@@ -39,8 +39,8 @@
 
 #include "protocol/engine.h"
 #include "protocol/shared/flush_observers.h"
-#include "protocol/shared/sequential_misses.h"
 #include "protocol/shared/page_copies.h"
+#include "protocol/shared/sequential_misses.h"
 #include "protocol/shared/write_back_batches.h"
 #include "protocol/shared/write_notices.h"
 
@@ -82,11 +82,11 @@ class HlrcEngine final : public ProtocolEngine {
   static constexpr size_t kMaxRefreshRun = 64;
 
   enum Op : uint16_t {
-    kFetch = 1,  // requester -> home: a = first page, b = pages (0 counts as 1)
-    kPage,       // home -> requester: a = first page, b = pages; payload, per page:
-                 // u32 status (0: served, then version[n] (u32) + page; else refused)
-    kDiffs,      // writer -> home: a = interval; payload = {u64 page, u32 size, diff}*
-    kDiffsAck,   // home -> writer: a = interval
+    kFetch = 1,     // requester -> home: a = first page, b = pages (0 counts as 1)
+    kPage,          // home -> requester: a = first page, b = pages; payload, per page:
+                    // u32 status (0: served, then version[n] (u32) + page; else refused)
+    kDiffs,         // writer -> home: a = interval; payload = {u64 page, u32 size, diff}*
+    kDiffsAck,      // home -> writer: a = interval
     kWriteBack,     // evicting rank -> home: dirty copies' diffs now, before their intervals
                     // close (no version: the close numbers them); a = pages, payload = {u64 page, u32 size, diff}*
     kWriteBackAck,  // home -> evicting rank: a = pages; payload = u64 page*
@@ -127,8 +127,8 @@ class HlrcEngine final : public ProtocolEngine {
   // drops it as a duplicate or as older than this rank requires (then
   // refetches by message if a thread waits on it). `prefetched`: not the
   // page that missed; `one_sided`: read without the home's CPU.
-  void receive_copy(PageId page, const VectorTime &version, const std::byte *data, bool prefetched,
-                    bool one_sided, AccessRuns *runs);
+  void receive_copy(PageId page, const VectorTime &version, const std::byte *data, bool prefetched, bool one_sided,
+                    AccessRuns *runs);
   void invalidate(PageId page, Rank creator, uint32_t index, AccessRuns *runs);
 
   // ---- refresh at barriers (hlrc_refresh.cpp) ----
@@ -189,7 +189,7 @@ class HlrcEngine final : public ProtocolEngine {
   WriteBackBatches writebacks_;  // queued by evict, sent by end_evictions
   std::vector<std::function<void()>> on_published_;
   std::map<uint64_t, VectorTime> barrier_arrivals_;  // epoch -> max vector time at arrival
-  VectorTime previous_barrier_;  // everyone has seen this much once the next barrier is entered
+  VectorTime previous_barrier_;                      // everyone has seen this much once the next barrier is entered
   // Versions a page newly homed here starts from: at least those of every
   // freed page, so that a write notice about freed memory (still travelling
   // with sync operations) never makes a fetch of its reused pages wait for

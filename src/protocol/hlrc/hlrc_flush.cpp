@@ -81,8 +81,10 @@ void HlrcEngine::flush_message(const MsgHeader &m, Payload p) {
   switch (m.op) {
     case FlushObservers::kFlushDiff: {
       if (!is_home(page) || !host_.page_allocated(page))
-        fatal("hlrc: rank %d flushed page %llu, which is not allocated memory homed here (flushed after "
-              "agora_free?)", m.src, (unsigned long long)page);
+        fatal(
+            "hlrc: rank %d flushed page %llu, which is not allocated memory homed here (flushed after "
+            "agora_free?)",
+            m.src, (unsigned long long)page);
       if (!page_diff_apply(host_.frame(page), host_.page_size(), p.data, p.size))
         fatal("hlrc: malformed flush of page %llu from rank %d", (unsigned long long)page, m.src);
       host_.stats().flush_diffs_received++;
@@ -100,8 +102,10 @@ void HlrcEngine::flush_message(const MsgHeader &m, Payload p) {
     }
     case FlushObservers::kRefreshRequest:
       if (!is_home(page) || !host_.page_allocated(page))
-        fatal("hlrc: rank %d flushed page %llu, which is not allocated memory homed here (flushed after "
-              "agora_free?)", m.src, (unsigned long long)page);
+        fatal(
+            "hlrc: rank %d flushed page %llu, which is not allocated memory homed here (flushed after "
+            "agora_free?)",
+            m.src, (unsigned long long)page);
       host_.stats().flush_refresh_requests_received++;
       flush_.observe(page, m.src);
       send_refresh(m.src, page, m.c);
@@ -112,8 +116,10 @@ void HlrcEngine::flush_message(const MsgHeader &m, Payload p) {
       auto it = pages_.find(page);
       if (it != pages_.end() && it->second.access != Access::None) {
         PageState &s = it->second;
-        if (s.dirty) page_refresh_keeping_writes(host_.frame(page), s.twin.data(), p.data, p.size);
-        else std::memcpy(host_.frame(page), p.data, p.size);
+        if (s.dirty)
+          page_refresh_keeping_writes(host_.frame(page), s.twin.data(), p.data, p.size);
+        else
+          std::memcpy(host_.frame(page), p.data, p.size);
       } else {
         // A copy invalidated meanwhile is fetched whole at its next access;
         // one being fetched (another thread's miss) may arrive older than

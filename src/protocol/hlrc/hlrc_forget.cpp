@@ -26,8 +26,7 @@ void HlrcEngine::forget_pages(PageId first, PageId count, std::vector<uint32_t> 
   for (PageId p : gone) {
     PageState &s = pages_[p];
     if (is_home(p))
-      for (Rank i = 0; i < (Rank)s.version.size(); ++i)
-        vector_time_raise(floor, host_.nranks(), i, s.version[i]);
+      for (Rank i = 0; i < (Rank)s.version.size(); ++i) vector_time_raise(floor, host_.nranks(), i, s.version[i]);
     for (Waiter *w : s.waiters) w->complete(kStatusFreed);
     pages_.erase(p);
   }

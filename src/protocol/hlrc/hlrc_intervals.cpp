@@ -103,8 +103,10 @@ void HlrcEngine::on_diffs_ack() {
 }
 
 void HlrcEngine::when_published(std::function<void()> fn) {
-  if (acks_outstanding_ == 0 && writebacks_outstanding_ == 0) fn();
-  else on_published_.push_back(std::move(fn));
+  if (acks_outstanding_ == 0 && writebacks_outstanding_ == 0)
+    fn();
+  else
+    on_published_.push_back(std::move(fn));
 }
 
 void HlrcEngine::release(std::function<void()> published) {
@@ -114,16 +116,13 @@ void HlrcEngine::release(std::function<void()> published) {
 
 void HlrcEngine::acquirer_view(std::vector<std::byte> *out) { notices_.encode_view(out); }
 
-void HlrcEngine::release_info(Payload view, std::vector<std::byte> *out) {
-  notices_.encode_bundle(view, out);
-}
+void HlrcEngine::release_info(Payload view, std::vector<std::byte> *out) { notices_.encode_bundle(view, out); }
 
 void HlrcEngine::merge(Payload bundle, const char *what) {
   // One protection change per run of pages invalidated, all before the
   // acquire (lock grant or barrier) that brought them completes.
   AccessRuns runs;
-  bool ok = notices_.merge_bundle(bundle, [&](Rank creator, uint32_t index, const PageId *pages,
-                                              size_t n) {
+  bool ok = notices_.merge_bundle(bundle, [&](Rank creator, uint32_t index, const PageId *pages, size_t n) {
     for (size_t i = 0; i < n; ++i) invalidate(pages[i], creator, index, &runs);
   });
   runs.apply(host_);

@@ -4,8 +4,8 @@
 
 #include "common/log.h"
 #include "common/stats.h"
-#include "protocol/shared/page_copy_checks.h"
 #include "protocol/hlrc/hlrc_engine.h"
+#include "protocol/shared/page_copy_checks.h"
 
 namespace agora {
 
@@ -37,9 +37,8 @@ void HlrcEngine::fetch_after_miss(PageId page, Access need) {
   // The pages after it too while misses are sequential (one read or one
   // message for the run; shared/sequential_misses.h, page_copies.h).
   const uint32_t ahead = prefetch_.on_miss(host_.home_of(page), page);
-  fetch_run(page, page_copy_fetch_run(pages_, host_, page, ahead, need, [this](PageId p) -> PageState & {
-              return state(p);
-            }));
+  fetch_run(page, page_copy_fetch_run(pages_, host_, page, ahead, need,
+                                      [this](PageId p) -> PageState & { return state(p); }));
 }
 
 void HlrcEngine::fetch_run(PageId first, uint32_t count) {
@@ -56,7 +55,8 @@ void HlrcEngine::on_page(const MsgHeader &m, Payload p) {
   const PageId first = m.a;
   const uint64_t count = m.b ? m.b : 1;
   const size_t vbytes = 4 * (size_t)host_.nranks();
-  if (count > kMaxFetchRun) fatal("hlrc: malformed page reply from rank %d (%llu pages)", m.src, (unsigned long long)count);
+  if (count > kMaxFetchRun)
+    fatal("hlrc: malformed page reply from rank %d (%llu pages)", m.src, (unsigned long long)count);
   size_t at = 0;
   AccessRuns runs;  // one protection change per run of pages installed
   host_.filling_frames(first, count);
@@ -100,14 +100,18 @@ void HlrcEngine::receive_copy(PageId page, const VectorTime &version, const std:
         // sent it before (one channel), and those announced by notices were
         // acknowledged before the notices left their writers. A prefetched
         // page nobody waits for is just left missing.
-        if (s.waiters.empty()) s.fetching = s.want_write = s.write_ahead = false;
-        else fetch_by_message(page, 1);
+        if (s.waiters.empty())
+          s.fetching = s.want_write = s.write_ahead = false;
+        else
+          fetch_by_message(page, 1);
         return;
       }
   note_refetched(s, refreshed);
   page_copy_install(host_, page, s, data, &dirty_, false, runs);
-  if (refreshed) host_.stats().pages_refreshed++;
-  else if (prefetched) host_.stats().pages_prefetched++;
+  if (refreshed)
+    host_.stats().pages_refreshed++;
+  else if (prefetched)
+    host_.stats().pages_prefetched++;
 }
 
 void HlrcEngine::invalidate(PageId page, Rank creator, uint32_t index, AccessRuns *runs) {
@@ -123,13 +127,26 @@ void HlrcEngine::on_message(const MsgHeader &m, Payload p) {
     return;
   }
   switch (m.op) {
-    case kFetch: home_serve(m); break;
-    case kPage: on_page(m, p); break;
-    case kDiffs: home_apply_diffs(m, p); break;
-    case kDiffsAck: on_diffs_ack(); break;
-    case kWriteBack: home_apply_writebacks(m, p); break;
-    case kWriteBackAck: on_writebacks_ack(m, p); break;
-    default: fatal("hlrc: unknown message op %u from rank %d", (unsigned)m.op, m.src);
+    case kFetch:
+      home_serve(m);
+      break;
+    case kPage:
+      on_page(m, p);
+      break;
+    case kDiffs:
+      home_apply_diffs(m, p);
+      break;
+    case kDiffsAck:
+      on_diffs_ack();
+      break;
+    case kWriteBack:
+      home_apply_writebacks(m, p);
+      break;
+    case kWriteBackAck:
+      on_writebacks_ack(m, p);
+      break;
+    default:
+      fatal("hlrc: unknown message op %u from rank %d", (unsigned)m.op, m.src);
   }
 }
 

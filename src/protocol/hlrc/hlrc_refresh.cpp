@@ -72,8 +72,7 @@ void HlrcEngine::refresh_hot_pages() {
   for (size_t i = 0; i < due.size();) {
     const Rank home = host_.home_of(due[i]);
     size_t j = i + 1;
-    while (j < due.size() && j - i < kMaxRefreshRun && due[j] == due[j - 1] + 1 && host_.home_of(due[j]) == home)
-      ++j;
+    while (j < due.size() && j - i < kMaxRefreshRun && due[j] == due[j - 1] + 1 && host_.home_of(due[j]) == home) ++j;
     for (size_t k = i; k < j; ++k) pages_[due[k]].refreshing = true;
     fetch_run(due[i], (uint32_t)(j - i));
     i = j;

@@ -87,13 +87,13 @@ class RegcEngine final : public ProtocolEngine {
   static constexpr uint64_t kMaxFetchRun = 64;
 
   enum Op : uint16_t {
-    kFetch = 1,   // requester -> home: a = first page, b = pages (0 counts as 1)
-    kPage,        // home -> requester: a = first page, b = pages; payload, per page:
-                  // u32 status (0: served, then u64 version + page; else refused)
-    kDiffs,       // writer -> home: a = batch; payload = {u64 page, u32 size, diff}*
-    kDiffsAck,    // home -> writer: a = batch; payload = u64 version per page, in order
-    kEntries,     // broadcast: payload = an encoded RegcLog
-    kEntriesAck,  // receiver -> broadcaster
+    kFetch = 1,     // requester -> home: a = first page, b = pages (0 counts as 1)
+    kPage,          // home -> requester: a = first page, b = pages; payload, per page:
+                    // u32 status (0: served, then u64 version + page; else refused)
+    kDiffs,         // writer -> home: a = batch; payload = {u64 page, u32 size, diff}*
+    kDiffsAck,      // home -> writer: a = batch; payload = u64 version per page, in order
+    kEntries,       // broadcast: payload = an encoded RegcLog
+    kEntriesAck,    // receiver -> broadcaster
     kWriteBack,     // evicting rank -> home: dirty copies' diffs now, before their intervals
                     // close (no version: the close numbers them); a = pages, payload = {u64 page, u32 size, diff}*
     kWriteBackAck,  // home -> evicting rank: a = pages; payload = u64 page*
@@ -111,7 +111,7 @@ class RegcEngine final : public ProtocolEngine {
     bool own_ahead = false;
     unsigned diffs_in_flight = 0;
     std::map<uint64_t, std::vector<std::byte>> early;  // updates beyond version + 1, by version
-    uint64_t need = 0;     // the least version a fetched copy may have
+    uint64_t need = 0;                                 // the least version a fetched copy may have
     // Home pages whose writes the host tracks, under regc (regc_home_writes.cpp):
     // the page as of its last entry, kept while the home keeps writing it,
     // so that the home's next writes travel as an update, not a notice ...
@@ -180,8 +180,8 @@ class RegcEngine final : public ProtocolEngine {
   EngineOptions options_;
   std::unordered_map<PageId, PageState> pages_;
   std::vector<PageId> dirty_;
-  uint32_t phase_ = 0;  // barriers completed here
-  bool threaded_ = false;  // several application threads ran here in this phase
+  uint32_t phase_ = 0;                  // barriers completed here
+  bool threaded_ = false;               // several application threads ran here in this phase
   std::set<uint64_t> threaded_phases_;  // barrier epochs whose phase was threaded somewhere
 
   // Diffs awaiting their homes' versions, by batch.
@@ -196,15 +196,15 @@ class RegcEngine final : public ProtocolEngine {
   unsigned broadcast_acks_outstanding_ = 0;
   std::vector<std::function<void()>> on_broadcast_;
 
-  std::map<uint64_t, RegcLog> open_spans_;  // lock -> entries closed while it is held here
-  std::map<uint64_t, RegcLog> lock_logs_;   // lock -> its log, while last released here
-  std::map<uint64_t, RegcLog> barrier_sets_;  // epoch -> entries heard of
-  std::set<PageId> early_pages_;  // pages holding updates that came early
-  uint64_t page_floor_ = 0;  // versions of pages newly homed here start above freed ones
-  FlushObservers flush_;    // observers of home pages, and the copies observed here
-  SequentialMisses prefetch_;  // how many pages a miss fetches along
-  std::set<PageId> standing_;           // home pages with a standing twin ...
-  std::deque<PageId> standing_order_;   // ... in the order they were taken (may name pages since dropped)
+  std::map<uint64_t, RegcLog> open_spans_;           // lock -> entries closed while it is held here
+  std::map<uint64_t, RegcLog> lock_logs_;            // lock -> its log, while last released here
+  std::map<uint64_t, RegcLog> barrier_sets_;         // epoch -> entries heard of
+  std::set<PageId> early_pages_;                     // pages holding updates that came early
+  uint64_t page_floor_ = 0;                          // versions of pages newly homed here start above freed ones
+  FlushObservers flush_;                             // observers of home pages, and the copies observed here
+  SequentialMisses prefetch_;                        // how many pages a miss fetches along
+  std::set<PageId> standing_;                        // home pages with a standing twin ...
+  std::deque<PageId> standing_order_;                // ... in the order they were taken (may name pages since dropped)
   static constexpr size_t kStandingTwinsMax = 4096;  // pages; the oldest goes to make room
 };
 

@@ -17,9 +17,8 @@ void RegcLog::normalize(std::vector<RegcEntryRef> &list) {
   auto pending = std::stable_partition(list.begin(), list.end(), [](const RegcEntryRef &e) { return e->version != 0; });
   std::vector<RegcEntryRef> later(pending, list.end());
   list.erase(pending, list.end());
-  std::stable_sort(list.begin(), list.end(), [](const RegcEntryRef &a, const RegcEntryRef &b) {
-    return a->version < b->version;
-  });
+  std::stable_sort(list.begin(), list.end(),
+                   [](const RegcEntryRef &a, const RegcEntryRef &b) { return a->version < b->version; });
   std::vector<RegcEntryRef> kept;
   for (const auto &e : list) {
     if (!kept.empty() && kept.back()->version == e->version) {
@@ -105,8 +104,8 @@ bool RegcLog::decode(Payload p, std::vector<RegcEntryRef> *out) {
   for (uint32_t i = 0; i < count; ++i) {
     auto e = std::make_shared<RegcEntry>();
     uint32_t bytes;
-    if (!get(p, &at, &e->page) || !get(p, &at, &e->version) || !get(p, &at, &e->phase) ||
-        !get(p, &at, &bytes) || bytes > p.size - at)
+    if (!get(p, &at, &e->page) || !get(p, &at, &e->version) || !get(p, &at, &e->phase) || !get(p, &at, &bytes) ||
+        bytes > p.size - at)
       return false;
     e->update.assign(p.data + at, p.data + at + bytes);
     at += bytes;

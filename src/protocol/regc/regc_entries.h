@@ -23,10 +23,10 @@ namespace agora {
 
 struct RegcEntry {
   PageId page = 0;
-  uint64_t version = 0;              // 0 until the home acknowledged the diff
-  uint32_t phase = 0;                // barriers its creator had completed
-  std::vector<std::byte> update;     // encoded diff; empty: a notice
-  bool broadcast = false;            // sent to every rank (before any later barrier message)
+  uint64_t version = 0;           // 0 until the home acknowledged the diff
+  uint32_t phase = 0;             // barriers its creator had completed
+  std::vector<std::byte> update;  // encoded diff; empty: a notice
+  bool broadcast = false;         // sent to every rank (before any later barrier message)
 };
 using RegcEntryRef = std::shared_ptr<RegcEntry>;
 

@@ -58,8 +58,7 @@ void RegcEngine::flush_pass(const std::vector<FlushPage> &pages, uint64_t token)
       stats.flush_case2_refreshes++;
       flush_.set_refreshed(page);
       flush_.expect(token);
-      host_.send_request(host_.home_of(page),
-                         {Channel::Protocol, FlushObservers::kRefreshRequest, 0, page, 0, token});
+      host_.send_request(host_.home_of(page), {Channel::Protocol, FlushObservers::kRefreshRequest, 0, page, 0, token});
     } else {
       stats.flush_case3_skips++;
     }
@@ -88,10 +87,14 @@ void RegcEngine::flush_message(const MsgHeader &m, Payload p) {
     case FlushObservers::kFlushDiff:
     case FlushObservers::kRefreshRequest: {
       if (!is_home(page) || !host_.page_allocated(page))
-        fatal("%s: rank %d flushed page %llu, which is not allocated memory homed here (flushed after "
-              "agora_free?)", name(), m.src, (unsigned long long)page);
-      if (m.op == FlushObservers::kFlushDiff) host_.stats().flush_diffs_received++;
-      else host_.stats().flush_refresh_requests_received++;
+        fatal(
+            "%s: rank %d flushed page %llu, which is not allocated memory homed here (flushed after "
+            "agora_free?)",
+            name(), m.src, (unsigned long long)page);
+      if (m.op == FlushObservers::kFlushDiff)
+        host_.stats().flush_diffs_received++;
+      else
+        host_.stats().flush_refresh_requests_received++;
       const Rank to = m.src;
       const uint64_t token = m.c;
       auto reply = [this, to, page, token] {

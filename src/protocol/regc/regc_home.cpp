@@ -50,7 +50,8 @@ void RegcEngine::home_apply_diffs(const MsgHeader &m, Payload p) {
     // The home's own open interval diffs against its twin: keep the twin
     // equal to the frame outside the home's own writes.
     if (s.dirty && !s.twin.empty()) page_diff_apply(s.twin.data(), host_.page_size(), diff, size);
-    if (!s.standing.empty()) page_diff_apply(s.standing.data(), host_.page_size(), diff, size);  // likewise (regc_home_writes.cpp)
+    if (!s.standing.empty())
+      page_diff_apply(s.standing.data(), host_.page_size(), diff, size);  // likewise (regc_home_writes.cpp)
     // Observers of the page (agora_flush) hear of the change: a release
     // is a flush too.
     flush_.snapshot_apply(page, diff, size);

@@ -5,8 +5,8 @@
 
 #include "common/log.h"
 #include "common/stats.h"
-#include "protocol/shared/page_copy_checks.h"
 #include "protocol/regc/regc_engine.h"
+#include "protocol/shared/page_copy_checks.h"
 #include "protocol/shared/page_diff.h"
 
 namespace agora {
@@ -35,9 +35,8 @@ void RegcEngine::fetch_after_miss(PageId page, Access need) {
   // As hlrc's: the pages after it too while misses are sequential, in the
   // same message (shared/sequential_misses.h, page_copies.h).
   const uint32_t ahead = prefetch_.on_miss(host_.home_of(page), page);
-  fetch_run(page, page_copy_fetch_run(pages_, host_, page, ahead, need, [this](PageId p) -> PageState & {
-              return state(p);
-            }));
+  fetch_run(page, page_copy_fetch_run(pages_, host_, page, ahead, need,
+                                      [this](PageId p) -> PageState & { return state(p); }));
 }
 
 void RegcEngine::fetch_run(PageId first, uint32_t count) {
@@ -53,8 +52,8 @@ void RegcEngine::on_page(const MsgHeader &m, Payload p) {
   const PageId first = m.a;
   const uint64_t count = m.b ? m.b : 1;
   const size_t size = host_.page_size();
-  if (count > kMaxFetchRun) fatal("%s: malformed page reply from rank %d (%llu pages)", name(), m.src,
-                                  (unsigned long long)count);
+  if (count > kMaxFetchRun)
+    fatal("%s: malformed page reply from rank %d (%llu pages)", name(), m.src, (unsigned long long)count);
   size_t at = 0;
   AccessRuns runs;  // one protection change per run of pages installed
   host_.filling_frames(first, count);
@@ -78,8 +77,7 @@ void RegcEngine::on_page(const MsgHeader &m, Payload p) {
   if (at != p.size) fatal("%s: malformed page reply from rank %d (%zu bytes left over)", name(), m.src, p.size - at);
 }
 
-void RegcEngine::receive_copy(PageId page, uint64_t version, const std::byte *data, bool prefetched,
-                              AccessRuns *runs) {
+void RegcEngine::receive_copy(PageId page, uint64_t version, const std::byte *data, bool prefetched, AccessRuns *runs) {
   PageState &s = state(page);
   if (!s.fetching || s.access != Access::None) {  // a duplicate: already installed
     host_.stats().stale_replies++;
@@ -88,8 +86,10 @@ void RegcEngine::receive_copy(PageId page, uint64_t version, const std::byte *da
   if (version < s.need || s.refetch) {  // served before writes this rank must see reached the home
     host_.stats().stale_replies++;
     // Ask again for a page a thread waits for; one fetched along is left missing.
-    if (s.waiters.empty()) s.fetching = s.refetch = s.write_ahead = false;
-    else fetch_run(page, 1);
+    if (s.waiters.empty())
+      s.fetching = s.refetch = s.write_ahead = false;
+    else
+      fetch_run(page, 1);
     return;
   }
   // Copies only move forward: every way a copy is invalidated raised its
@@ -166,15 +166,32 @@ void RegcEngine::on_message(const MsgHeader &m, Payload p) {
     return;
   }
   switch (m.op) {
-    case kFetch: home_serve(m); break;
-    case kPage: on_page(m, p); break;
-    case kDiffs: home_apply_diffs(m, p); break;
-    case kDiffsAck: on_diffs_ack(m, p); break;
-    case kEntries: on_entries(m, p); break;
-    case kEntriesAck: on_entries_ack(); break;
-    case kWriteBack: home_apply_writebacks(m, p); break;
-    case kWriteBackAck: on_writebacks_ack(m, p); break;
-    default: fatal("%s: unknown message op %u from rank %d", name(), (unsigned)m.op, m.src);
+    case kFetch:
+      home_serve(m);
+      break;
+    case kPage:
+      on_page(m, p);
+      break;
+    case kDiffs:
+      home_apply_diffs(m, p);
+      break;
+    case kDiffsAck:
+      on_diffs_ack(m, p);
+      break;
+    case kEntries:
+      on_entries(m, p);
+      break;
+    case kEntriesAck:
+      on_entries_ack();
+      break;
+    case kWriteBack:
+      home_apply_writebacks(m, p);
+      break;
+    case kWriteBackAck:
+      on_writebacks_ack(m, p);
+      break;
+    default:
+      fatal("%s: unknown message op %u from rank %d", name(), (unsigned)m.op, m.src);
   }
 }
 

@@ -82,10 +82,9 @@ std::vector<RegcEngine::Closed> RegcEngine::close_interval(Closing why, const st
     // Under regc a span's diffs travel as updates, and so do small ordinary
     // ones. An update is always the whole diff: a copy patched with it is
     // then exactly the home's version it names.
-    if (fine_grain() && exact && (why == Closing::SpanEnd || diff.size() <= kOrdinaryUpdateMax))
-      e->update = diff;
-    const bool span_only = why == Closing::SpanEnd && stores && !written_back && !diff.empty() &&
-                           diff_within(diff, *stores, page, size);
+    if (fine_grain() && exact && (why == Closing::SpanEnd || diff.size() <= kOrdinaryUpdateMax)) e->update = diff;
+    const bool span_only =
+        why == Closing::SpanEnd && stores && !written_back && !diff.empty() && diff_within(diff, *stores, page, size);
     if (is_home(page)) {
       if (!s.cached_elsewhere) continue;  // nobody holds a copy: nothing to tell
       e->version = ++s.version;
@@ -154,8 +153,10 @@ void RegcEngine::run_acknowledged() {
 }
 
 void RegcEngine::when_acknowledged(std::function<void()> fn) {
-  if (unacknowledged_.empty() && writebacks_outstanding_ == 0) fn();
-  else on_acknowledged_.push_back(std::move(fn));
+  if (unacknowledged_.empty() && writebacks_outstanding_ == 0)
+    fn();
+  else
+    on_acknowledged_.push_back(std::move(fn));
 }
 
 void RegcEngine::broadcast_then(std::function<void()> fn) {
@@ -173,8 +174,10 @@ void RegcEngine::broadcast_then(std::function<void()> fn) {
     }
     // Acknowledgements come back in order, so once none is outstanding
     // every broadcast sent so far (this one included) has been applied.
-    if (broadcast_acks_outstanding_ == 0) fn();
-    else on_broadcast_.push_back(fn);
+    if (broadcast_acks_outstanding_ == 0)
+      fn();
+    else
+      on_broadcast_.push_back(fn);
   });
 }
 
@@ -214,7 +217,8 @@ void RegcEngine::span_begin(uint64_t lock, std::function<void()> ready) {
 void RegcEngine::lock_acquire(uint64_t lock, Payload info) {
   if (info.size) {
     std::vector<RegcEntryRef> entries;
-    if (!RegcLog::decode(info, &entries)) fatal("%s: malformed lock log of lock %llu", name(), (unsigned long long)lock);
+    if (!RegcLog::decode(info, &entries))
+      fatal("%s: malformed lock log of lock %llu", name(), (unsigned long long)lock);
     RegcLog &log = lock_logs_[lock];
     log.clear();  // the log that came with the lock is the whole of it
     for (const auto &e : entries) log.add(e);

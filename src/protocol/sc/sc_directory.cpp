@@ -23,8 +23,10 @@ ScEngine::DirEntry &ScEngine::entry(PageId page) {
 
 void ScEngine::home_request(PageId page, Request r) {
   if (!host_.page_allocated(page)) {
-    if (r.requester == host_.rank()) fail_local(page, kStatusUnallocated);
-    else host_.send(r.requester, {Channel::Protocol, kNack, 0, page, (uint64_t)(int64_t)kStatusUnallocated, 0});
+    if (r.requester == host_.rank())
+      fail_local(page, kStatusUnallocated);
+    else
+      host_.send(r.requester, {Channel::Protocol, kNack, 0, page, (uint64_t)(int64_t)kStatusUnallocated, 0});
     return;
   }
   DirEntry &e = entry(page);

@@ -101,19 +101,19 @@ class ScEngine final : public ProtocolEngine {
     bool holds_copy = false;  // writes: the requester still holds a read copy
   };
   struct DirEntry {
-    Rank owner;                  // >= 0: exclusive owner; -1: shared by copyset
-    std::vector<bool> copyset;   // readers, when owner < 0
+    Rank owner;                 // >= 0: exclusive owner; -1: shared by copyset
+    std::vector<bool> copyset;  // readers, when owner < 0
     bool busy = false;
-    Request current{};           // transaction in progress when busy
-    Rank fetched_from = -1;      // owner being fetched from
+    Request current{};       // transaction in progress when busy
+    Rank fetched_from = -1;  // owner being fetched from
     unsigned acks_left = 0;
     bool requester_had_copy = false;
     // A run (sc_batch.cpp): the first page's entry leads it (run_pages > 1,
     // counts the acks for all); the others are busy with run_leader set.
     PageId run_pages = 1;
     PageId run_leader = ~PageId(0);
-    uint64_t run_epoch = 0;       // the requester's epoch, echoed in the grant
-    std::deque<Request> queue;   // waiting transactions, FIFO
+    uint64_t run_epoch = 0;     // the requester's epoch, echoed in the grant
+    std::deque<Request> queue;  // waiting transactions, FIFO
   };
   DirEntry &entry(PageId page);
   void home_request(PageId page, Request r);
@@ -156,8 +156,8 @@ class ScEngine final : public ProtocolEngine {
   std::unordered_map<PageId, Pending> pending_;  // pages with a request in flight
   std::unordered_map<PageId, DirEntry> directory_;
   std::unordered_map<PageId, WriteBack> writing_back_;  // evicted owned copies not yet acknowledged
-  std::unordered_map<PageId, PageId> run_asked_;      // write request's page -> extra pages it named
-  std::unordered_map<PageId, unsigned> in_run_;       // pages named by write requests in flight
+  std::unordered_map<PageId, PageId> run_asked_;        // write request's page -> extra pages it named
+  std::unordered_map<PageId, unsigned> in_run_;         // pages named by write requests in flight
 };
 
 }  // namespace agora

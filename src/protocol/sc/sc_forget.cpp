@@ -25,7 +25,7 @@ void for_each_in_range(Map &map, PageId first, PageId count, Fn fn) {
 }  // namespace
 
 void ScEngine::forget_pages(PageId first, PageId count, std::vector<uint32_t> *floor) {
-  (void)floor;  // sc keeps no version that outlives a page
+  (void)floor;      // sc keeps no version that outlives a page
   forget_epoch_++;  // replies to requests made before now may name these pages
   std::vector<PageId> gone;
   for_each_in_range(pending_, first, count, [&](auto it) { gone.push_back(it->first); });

@@ -61,8 +61,7 @@ bool ScEngine::prefetchable(PageId q, Rank requester) {
 void ScEngine::send_pages(Rank to, MsgHeader m, PageId first, PageId count) {
   const size_t ps = host_.page_size();
   bool contiguous = true;
-  for (PageId i = 1; i < count && contiguous; ++i)
-    contiguous = host_.frame(first + i) == host_.frame(first) + i * ps;
+  for (PageId i = 1; i < count && contiguous; ++i) contiguous = host_.frame(first + i) == host_.frame(first) + i * ps;
   if (contiguous) {
     host_.send(to, m, {host_.frame(first), count * ps});
     return;
@@ -81,8 +80,10 @@ void ScEngine::home_read_request(PageId page, Rank requester, PageId extra, uint
   const Rank home = host_.rank();
   DirEntry &e = entry(page);
   const bool at_once = !e.busy && e.queue.empty() && (e.owner < 0 || e.owner == home);
-  if (!at_once) home_request(page, {requester, Access::Read});  // its grant comes later
-  else share_with(page, e, requester);
+  if (!at_once)
+    home_request(page, {requester, Access::Read});  // its grant comes later
+  else
+    share_with(page, e, requester);
   PageId n = 0;
   while (n < extra && prefetchable(page + 1 + n, requester)) ++n;
   if (at_once) {

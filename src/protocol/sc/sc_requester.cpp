@@ -43,12 +43,14 @@ void ScEngine::on_fault(PageId page, Access need, Waiter *w) {
   const PageId extra = extra_pages(page, home, need);
   const bool holds_copy = local_access(page) >= Access::Read;
   if (home == host_.rank()) {
-    if (need == Access::Write) home_write_request(page, {home, need, holds_copy}, extra, forget_epoch_);
-    else home_request(page, {home, need});
+    if (need == Access::Write)
+      home_write_request(page, {home, need, holds_copy}, extra, forget_epoch_);
+    else
+      home_request(page, {home, need});
   } else if (need == Access::Write) {
     mark_run(page, extra);
-    host_.send_request(home, {Channel::Protocol, kWriteRequest, 0, page, extra,
-                              forget_epoch_ << 1 | (holds_copy ? 1u : 0u)});
+    host_.send_request(home,
+                       {Channel::Protocol, kWriteRequest, 0, page, extra, forget_epoch_ << 1 | (holds_copy ? 1u : 0u)});
   } else {
     host_.send_request(home, {Channel::Protocol, kReadRequest, 0, page, extra, forget_epoch_});
   }
@@ -92,28 +94,42 @@ void ScEngine::on_fetch(const MsgHeader &m) {
     // The fetch crossed this rank's write-back: the evicted page is the
     // newest copy. Nothing is kept (a listed reader without a copy acks
     // invalidations like any other).
-    host_.send(m.src, {Channel::Protocol, kFetchData, 0, m.a, 0, 0},
-               {wb->second.page.data(), wb->second.page.size()});
+    host_.send(m.src, {Channel::Protocol, kFetchData, 0, m.a, 0, 0}, {wb->second.page.data(), wb->second.page.size()});
     return;
   }
   if (keep == Access::None) host_.stats().invalidations_received++;
   // Revoke write access first so no store lands after the copy is taken.
   set_local(m.a, keep);
-  host_.send(m.src, {Channel::Protocol, kFetchData, 0, m.a, 0, 0},
-             {host_.frame(m.a), host_.page_size()});
+  host_.send(m.src, {Channel::Protocol, kFetchData, 0, m.a, 0, 0}, {host_.frame(m.a), host_.page_size()});
 }
 
 void ScEngine::on_message(const MsgHeader &m, Payload p) {
   const size_t ps = host_.page_size();
   switch ((Op)m.op) {
-    case kReadRequest: home_read_request(m.a, m.src, m.b, m.c); break;
-    case kWriteRequest: home_write_request(m.a, {m.src, Access::Write, (m.c & 1) != 0}, m.b, m.c >> 1); break;
-    case kInvalidate: on_invalidate(m); break;
-    case kInvalidateAck: home_on_ack(m.a); break;
-    case kFetch: on_fetch(m); break;
-    case kFetchData: home_on_fetch_data(m.a, p); break;
-    case kGrant: complete_local(m.a, (Access)m.b, m.c ? p : Payload{}); break;
-    case kNack: fail_local(m.a, (int)(int64_t)m.b); break;
+    case kReadRequest:
+      home_read_request(m.a, m.src, m.b, m.c);
+      break;
+    case kWriteRequest:
+      home_write_request(m.a, {m.src, Access::Write, (m.c & 1) != 0}, m.b, m.c >> 1);
+      break;
+    case kInvalidate:
+      on_invalidate(m);
+      break;
+    case kInvalidateAck:
+      home_on_ack(m.a);
+      break;
+    case kFetch:
+      on_fetch(m);
+      break;
+    case kFetchData:
+      home_on_fetch_data(m.a, p);
+      break;
+    case kGrant:
+      complete_local(m.a, (Access)m.b, m.c ? p : Payload{});
+      break;
+    case kNack:
+      fail_local(m.a, (int)(int64_t)m.b);
+      break;
     case kReadGrantRun:
       if (m.b == 0 || p.size != m.b * ps)
         fatal("sc: read grant of %llu pages from rank %d carries %zu bytes", (unsigned long long)m.b, m.src, p.size);
@@ -127,13 +143,20 @@ void ScEngine::on_message(const MsgHeader &m, Payload p) {
         fatal("sc: prefetch of %llu pages from rank %d carries %zu bytes", (unsigned long long)m.b, m.src, p.size);
       install_prefetched(m.a, m.b, p.data, m.c);
       break;
-    case kInvalidateRun: on_invalidate_run(m); break;
-    case kInvalidateRunAck: home_on_run_ack(m.a); break;
+    case kInvalidateRun:
+      on_invalidate_run(m);
+      break;
+    case kInvalidateRunAck:
+      home_on_run_ack(m.a);
+      break;
     case kWriteBack:
-      if (p.size != ps) fatal("sc: write-back of page %llu from rank %d carries %zu bytes", (unsigned long long)m.a, m.src, p.size);
+      if (p.size != ps)
+        fatal("sc: write-back of page %llu from rank %d carries %zu bytes", (unsigned long long)m.a, m.src, p.size);
       home_on_writeback(m.a, m.src, p);
       break;
-    case kWriteBackAck: on_writeback_ack(m.a); break;
+    case kWriteBackAck:
+      on_writeback_ack(m.a);
+      break;
     case kGrantWriteRun:
       if (m.b == 0) fatal("sc: empty write run grant from rank %d", m.src);
       install_write_run(m.a + 1, m.b - 1, m.c);

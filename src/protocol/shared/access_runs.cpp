@@ -16,8 +16,10 @@ void AccessRuns::apply(EngineHost &host) {
   std::stable_sort(changes_.begin(), changes_.end(), [](const Change &a, const Change &b) { return a.page < b.page; });
   size_t kept = 0;
   for (size_t i = 0; i < changes_.size(); ++i) {
-    if (kept > 0 && changes_[kept - 1].page == changes_[i].page) changes_[kept - 1] = changes_[i];
-    else changes_[kept++] = changes_[i];
+    if (kept > 0 && changes_[kept - 1].page == changes_[i].page)
+      changes_[kept - 1] = changes_[i];
+    else
+      changes_[kept++] = changes_[i];
   }
   changes_.resize(kept);
   for (size_t i = 0; i < changes_.size();) {

@@ -11,7 +11,9 @@
 namespace agora {
 
 FlushObservers::FlushObservers(EngineHost &host, const EngineOptions &options)
-    : host_(host), mode_(options.flush), skip_acks_(options.flush_skips_acks),
+    : host_(host),
+      mode_(options.flush),
+      skip_acks_(options.flush_skips_acks),
       skip_rounds_(options.flush_skips_rounds) {}
 
 uint64_t FlushObservers::begin_flush(std::function<void()> done) {
@@ -43,8 +45,8 @@ void FlushObservers::maybe_done(uint64_t token) {
   done();
 }
 
-void FlushObservers::flush_atomically(std::vector<FlushPage> pages, Pass pass,
-                                      std::function<bool(PageId)> valid_copy, std::function<void()> done) {
+void FlushObservers::flush_atomically(std::vector<FlushPage> pages, Pass pass, std::function<bool(PageId)> valid_copy,
+                                      std::function<void()> done) {
   run_round(std::make_shared<Round>(Round{std::move(pages), std::move(pass), std::move(valid_copy), std::move(done)}));
 }
 
@@ -170,8 +172,8 @@ void FlushObservers::on_message(const MsgHeader &m, Payload p) {
       host_.stats().notice_acks_received++;
       auto it = homes_.find(page);
       if (it == homes_.end() || it->second.acks == 0)
-        fatal("flush: an unexpected change-notice acknowledgement for page %llu from rank %d",
-              (unsigned long long)page, m.src);
+        fatal("flush: an unexpected change-notice acknowledgement for page %llu from rank %d", (unsigned long long)page,
+              m.src);
       if (--it->second.acks) break;
       std::vector<std::function<void()>> ready;
       ready.swap(it->second.waiting);

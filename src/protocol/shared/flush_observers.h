@@ -128,7 +128,7 @@ class FlushObservers {
  private:
   struct Observed {
     std::set<Rank> observers;
-    unsigned acks = 0;  // notices sent, not yet acknowledged
+    unsigned acks = 0;                           // notices sent, not yet acknowledged
     std::vector<std::function<void()>> waiting;  // flushes to finish at acks == 0
     std::vector<std::byte> snapshot;             // the page as its observers saw it
   };

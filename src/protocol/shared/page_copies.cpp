@@ -31,13 +31,15 @@ void page_copy_make_dirty(EngineHost &host, PageId page, PageCopy &s, std::vecto
     }
   }
   s.access = Access::Write;
-  if (runs) runs->add(page, Access::Write);
-  else host.set_access(page, Access::Write);
+  if (runs)
+    runs->add(page, Access::Write);
+  else
+    host.set_access(page, Access::Write);
 }
 }  // namespace
 
-bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Waiter *w,
-                     std::vector<PageId> *dirty, bool twin_home, bool refetch_before_writeback) {
+bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Waiter *w, std::vector<PageId> *dirty,
+                     bool twin_home, bool refetch_before_writeback) {
   if (host.home_of(page) == host.rank() && !host.page_allocated(page)) {
     w->complete(kStatusUnallocated);
     return false;
@@ -53,8 +55,8 @@ bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Wa
   return false;
 }
 
-void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::byte *data,
-                       std::vector<PageId> *dirty, bool twin_home, AccessRuns *runs) {
+void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::byte *data, std::vector<PageId> *dirty,
+                       bool twin_home, AccessRuns *runs) {
   const size_t size = host.page_size();
   if (s.dirty) {
     page_refresh_keeping_writes(host.frame(page), s.twin.data(), data, size);
@@ -76,8 +78,10 @@ void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::by
     host.set_access(page, s.access);
   }
   s.want_write = s.write_ahead = false;
-  if (runs) runs->wake_after(&s.waiters, 0);
-  else wake(s, 0);
+  if (runs)
+    runs->wake_after(&s.waiters, 0);
+  else
+    wake(s, 0);
   AGORA_ASSERT(page_copy_consistent(host, page, s, twin_home));
 }
 
@@ -119,8 +123,10 @@ bool page_copy_invalidate(EngineHost &host, PageId page, PageCopy &s, AccessRuns
   if (s.access == Access::None) return false;
   AGORA_ASSERT(!s.fetching && s.waiters.empty());  // only an invalid copy is fetched
   s.access = Access::None;
-  if (runs) runs->add(page, Access::None);
-  else host.set_access(page, Access::None);
+  if (runs)
+    runs->add(page, Access::None);
+  else
+    host.set_access(page, Access::None);
   host.stats().notices_applied++;
   host.stats().invalidations_received++;
   return true;

@@ -68,15 +68,15 @@ Access page_copy_access(const std::unordered_map<PageId, State> &pages, const En
 // write of an interval marks the page dirty (in *dirty) and takes a twin,
 // unless it is a home page and `twin_home` is false.
 // (refetch_before_writeback: the tester's planted bug, see CacheMutation.)
-bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Waiter *w,
-                     std::vector<PageId> *dirty, bool twin_home, bool refetch_before_writeback = false);
+bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Waiter *w, std::vector<PageId> *dirty,
+                     bool twin_home, bool refetch_before_writeback = false);
 
 // A copy from the home arrived: install it (keeping this rank's unsent
 // writes: 2-way diffing), make it dirty at once for a waiting writer, and
 // wake the waiters. With `runs`, the protection change and the wake-ups
 // wait for runs->apply (a batch of copies).
-void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::byte *data,
-                       std::vector<PageId> *dirty, bool twin_home, AccessRuns *runs = nullptr);
+void page_copy_install(EngineHost &host, PageId page, PageCopy &s, const std::byte *data, std::vector<PageId> *dirty,
+                       bool twin_home, AccessRuns *runs = nullptr);
 
 // ProtocolEngine::frame_in_use for these protocols: only a dirty copy's
 // frame (its unsent writes, merged into the next copy fetched) outlives its
@@ -147,8 +147,7 @@ bool page_copy_invalidate(EngineHost &host, PageId page, PageCopy &s, AccessRuns
 // *writeback (the caller sends it home now, kWriteBack) and marked
 // writing_back and written_back. Busy while a fetch or a write-back of it is
 // out or a thread waits on it. `mutation`: the tester's planted bugs.
-ProtocolEngine::Eviction page_copy_evict(EngineHost &host, PageId page, PageCopy &s,
-                                         std::vector<std::byte> *writeback,
+ProtocolEngine::Eviction page_copy_evict(EngineHost &host, PageId page, PageCopy &s, std::vector<std::byte> *writeback,
                                          EngineOptions::CacheMutation mutation);
 
 // The home acknowledged a write-back: a thread waiting on the page may fetch

@@ -11,15 +11,14 @@
 
 namespace agora {
 
-ProtocolEngine::Eviction page_copy_evict(EngineHost &host, PageId page, PageCopy &s,
-                                         std::vector<std::byte> *writeback,
+ProtocolEngine::Eviction page_copy_evict(EngineHost &host, PageId page, PageCopy &s, std::vector<std::byte> *writeback,
                                          EngineOptions::CacheMutation mutation) {
   using E = ProtocolEngine::Eviction;
   using M = EngineOptions::CacheMutation;
   AGORA_ASSERT(host.home_of(page) != host.rank());
   if (s.fetching || s.writing_back || !s.waiters.empty()) return E::Busy;
   if (s.access == Access::None && !s.dirty) return E::Dropped;  // nothing held
-  if (s.access == Access::None) return E::Busy;  // stale-dirty: its twin waits for a refetch
+  if (s.access == Access::None) return E::Busy;                 // stale-dirty: its twin waits for a refetch
   // Protect first: a store racing with the eviction faults and waits.
   s.access = Access::None;
   host.set_access(page, Access::None);

@@ -13,8 +13,7 @@ void put_u16(std::vector<std::byte> *out, uint16_t v) {
 }
 }  // namespace
 
-size_t page_diff_encode(const std::byte *page, const std::byte *twin, size_t page_size,
-                        std::vector<std::byte> *out) {
+size_t page_diff_encode(const std::byte *page, const std::byte *twin, size_t page_size, std::vector<std::byte> *out) {
   const size_t before = out->size();
   size_t i = 0;
   while (i < page_size) {
@@ -30,7 +29,6 @@ size_t page_diff_encode(const std::byte *page, const std::byte *twin, size_t pag
   }
   return out->size() - before;
 }
-
 
 bool page_diff_apply(std::byte *page, size_t page_size, const std::byte *diff, size_t diff_size) {
   return page_diff_for_each_run(page_size, diff, diff_size, [&](size_t offset, const std::byte *bytes, size_t length) {

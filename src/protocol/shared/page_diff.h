@@ -15,8 +15,7 @@
 namespace agora {
 
 // Appends the runs where `page` differs from `twin`; returns the bytes appended.
-size_t page_diff_encode(const std::byte *page, const std::byte *twin, size_t page_size,
-                        std::vector<std::byte> *out);
+size_t page_diff_encode(const std::byte *page, const std::byte *twin, size_t page_size, std::vector<std::byte> *out);
 // Calls run(offset, bytes, length) for every run of an encoded diff, in
 // order. False if the encoding is malformed or reaches past the page.
 template <typename Run>
@@ -41,8 +40,7 @@ bool page_diff_apply(std::byte *page, size_t page_size, const std::byte *diff, s
 // The same for a page written since its twin was taken: the twin takes the
 // diff, the page only where this rank has not written (its own writes,
 // not yet sent, are newer than anything another rank could have sent).
-bool page_diff_apply_under(std::byte *page, std::byte *twin, size_t page_size, const std::byte *diff,
-                           size_t diff_size);
+bool page_diff_apply_under(std::byte *page, std::byte *twin, size_t page_size, const std::byte *diff, size_t diff_size);
 
 // 2-way diffing: a copy written since its twin was taken is refreshed with
 // `data` (a newer copy from the home) without losing those writes: the

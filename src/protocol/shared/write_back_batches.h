@@ -27,8 +27,7 @@ class WriteBackBatches {
   // with one `ack_op` whose payload lists the pages. A malformed batch ends
   // the job.
   template <typename Apply>
-  static void serve(EngineHost &host, const MsgHeader &m, Payload p, uint16_t ack_op, const char *engine,
-                    Apply apply) {
+  static void serve(EngineHost &host, const MsgHeader &m, Payload p, uint16_t ack_op, const char *engine, Apply apply) {
     std::vector<std::byte> pages;
     bool ok = diff_batch_for_each(p.data, p.size, [&](PageId page, const std::byte *diff, size_t size) {
       apply(page, diff, size);

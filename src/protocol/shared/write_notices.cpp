@@ -132,7 +132,7 @@ bool WriteNotices::merge_bundle(Payload bundle, const ApplyFn &apply) {
     if (!r.ok || creator < 0 || creator >= n_ || r.left < 8ull * npages) return false;
     pages.resize(npages);
     for (auto &p : pages) p = r.get<uint64_t>();
-    if (index <= vt[creator]) continue;        // seen already
+    if (index <= vt[creator]) continue;          // seen already
     if (index != vt[creator] + 1) return false;  // a gap: intervals were lost
     vt[creator] = index;
     by_creator_[creator].push_back({index, pages});

@@ -74,7 +74,7 @@ class WriteNotices {
   void collect_garbage();
 
   Rank self_, n_;
-  std::vector<VectorTime> known_;              // known_[j]: lower bound of rank j's vt
+  std::vector<VectorTime> known_;                 // known_[j]: lower bound of rank j's vt
   std::vector<std::deque<Interval>> by_creator_;  // contiguous indices per creator
   size_t kept_ = 0;
 };

@@ -53,8 +53,7 @@ class CacheHost {
   // cannot be had; pool_map ends the job if the mapping fails.
   virtual bool pool_open(uint64_t slots, platform::FramePool *pool, std::string *error) = 0;
   virtual void pool_close(platform::FramePool *pool) = 0;
-  virtual void pool_map(const platform::FramePool &pool, void *addr, uint32_t slot, PageId count,
-                        Access access) = 0;
+  virtual void pool_map(const platform::FramePool &pool, void *addr, uint32_t slot, PageId count, Access access) = 0;
 };
 
 }  // namespace agora

@@ -51,9 +51,10 @@ bool CopyCache::open(const Config &config, uint64_t map_limit, bool reclaims_hom
     }
     if (by_maps && pages > by_maps) {
       if (host_.rank() == 0)
-        log_error("AGORA_CACHE: %llu pages is more than vm.max_map_count=%llu allows separately protected; "
-                  "the cache holds %llu pages (raise vm.max_map_count for more)",
-                  (unsigned long long)pages, (unsigned long long)limit, (unsigned long long)by_maps);
+        log_error(
+            "AGORA_CACHE: %llu pages is more than vm.max_map_count=%llu allows separately protected; "
+            "the cache holds %llu pages (raise vm.max_map_count for more)",
+            (unsigned long long)pages, (unsigned long long)limit, (unsigned long long)by_maps);
       pages = by_maps;
     }
   } else {

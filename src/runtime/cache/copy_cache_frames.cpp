@@ -75,9 +75,7 @@ bool CopyCache::fill_from_pool(PageId first, PageId count) {
   return landing_.slot != FrameSlots::kNone || slots_->free_slots() >= count;
 }
 
-uint32_t CopyCache::reserve_landing(uint32_t count) {
-  return slots_ ? slots_->reserve_run(count) : FrameSlots::kNone;
-}
+uint32_t CopyCache::reserve_landing(uint32_t count) { return slots_ ? slots_->reserve_run(count) : FrameSlots::kNone; }
 
 void CopyCache::unreserve_landing(uint32_t slot, uint32_t count) {
   for (uint32_t i = 0; i < count; ++i) slots_->unreserve(slot + i);

@@ -143,11 +143,11 @@ void Doorbells::report() const {
     if (bells_[r].udp_port)
       remote.append(" ").append(std::to_string(r)).append(":").append(std::to_string(bells_[r].remote_rings));
   }
-  log_debug("doorbell: rings sent to rank:count [%s ]; application signals handed back %llu",
-            counts.c_str(), (unsigned long long)platform::doorbell_signals_handed_back());
+  log_debug("doorbell: rings sent to rank:count [%s ]; application signals handed back %llu", counts.c_str(),
+            (unsigned long long)platform::doorbell_signals_handed_back());
   if (remote_fd_.load() >= 0 || !remote.empty())
-    log_debug("remote doorbell: datagrams sent to rank:count [%s ]; taken by the service thread %llu",
-              remote.c_str(), (unsigned long long)platform::doorbell_datagrams_taken());
+    log_debug("remote doorbell: datagrams sent to rank:count [%s ]; taken by the service thread %llu", remote.c_str(),
+              (unsigned long long)platform::doorbell_datagrams_taken());
 }
 
 }  // namespace agora

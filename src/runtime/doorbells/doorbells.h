@@ -62,9 +62,9 @@ class Doorbells {
     int pid = 0, tid = 0, signo = 0;
     uint32_t udp_address = 0;  // host byte order
     uint16_t udp_port = 0;
-    double last_ring = 0;      // one ring wakes it for a burst: its naps restart short
-    uint64_t rings = 0;        // by signal; reported with AGORA_DEBUG
-    uint64_t remote_rings = 0; // by datagram; likewise
+    double last_ring = 0;       // one ring wakes it for a burst: its naps restart short
+    uint64_t rings = 0;         // by signal; reported with AGORA_DEBUG
+    uint64_t remote_rings = 0;  // by datagram; likewise
     bool ringable() const { return pid != 0 || udp_port != 0; }
   };
   // The remote doorbell's socket, or -1 with the reason in *why.

@@ -16,11 +16,16 @@ constexpr uint64_t kGptrAlign = 64 << 10;  // allocations: whole blocks and line
 
 gptr::Scheme scheme_of(GptrScheme s) {
   switch (s) {
-    case GptrScheme::OrderCache: return gptr::Scheme::OrderCache;
-    case GptrScheme::OrderNoCache: return gptr::Scheme::OrderNoCache;
-    case GptrScheme::Sequencer: return gptr::Scheme::Sequencer;
-    case GptrScheme::Swcc: return gptr::Scheme::Swcc;
-    case GptrScheme::Direct: return gptr::Scheme::Direct;
+    case GptrScheme::OrderCache:
+      return gptr::Scheme::OrderCache;
+    case GptrScheme::OrderNoCache:
+      return gptr::Scheme::OrderNoCache;
+    case GptrScheme::Sequencer:
+      return gptr::Scheme::Sequencer;
+    case GptrScheme::Swcc:
+      return gptr::Scheme::Swcc;
+    case GptrScheme::Direct:
+      return gptr::Scheme::Direct;
   }
   return gptr::Scheme::OrderCache;
 }
@@ -57,8 +62,10 @@ uint64_t GlobalPointers::alloc(uint64_t bytes) {
       on_.store(true);
     }
     uint64_t extent = extent_.load();
-    if (rounded > config_.gptr_segment_bytes - extent) ok = false;
-    else offset = extent, extent_.store(extent + rounded);
+    if (rounded > config_.gptr_segment_bytes - extent)
+      ok = false;
+    else
+      offset = extent, extent_.store(extent + rounded);
   }
   // Every rank asked for the same size (the offsets agree only then), and no
   // rank touches the part before every rank has it.
@@ -72,10 +79,11 @@ uint64_t GlobalPointers::alloc(uint64_t bytes) {
     fatal("agora_gptr_alloc(%llu bytes): the segment is full on some ranks only", (unsigned long long)bytes);
   if (!ok) {
     if (host_.rank() == 0)
-      log_error("agora_gptr_alloc(%llu bytes): the global-pointer segment is full (%llu of %llu bytes used); "
-                "raise AGORA_GPTR_SEGMENT",
-                (unsigned long long)bytes, (unsigned long long)extent_.load(),
-                (unsigned long long)config_.gptr_segment_bytes);
+      log_error(
+          "agora_gptr_alloc(%llu bytes): the global-pointer segment is full (%llu of %llu bytes used); "
+          "raise AGORA_GPTR_SEGMENT",
+          (unsigned long long)bytes, (unsigned long long)extent_.load(),
+          (unsigned long long)config_.gptr_segment_bytes);
     return UINT64_MAX;
   }
   return offset;
@@ -100,14 +108,15 @@ int GlobalPointers::access(const char *fn, gptr::OpKind kind, uint64_t g, void *
   }
   uint64_t extent = extent_;  // only grows; read without the lock, as a lower bound
   if (offset > extent || bytes > extent - offset) {
-    log_error("%s: %llu bytes at offset %llu of rank %d's segment, beyond the %llu bytes agora_gptr_alloc "
-              "has allocated",
-              fn, (unsigned long long)bytes, (unsigned long long)offset, home, (unsigned long long)extent);
+    log_error(
+        "%s: %llu bytes at offset %llu of rank %d's segment, beyond the %llu bytes agora_gptr_alloc "
+        "has allocated",
+        fn, (unsigned long long)bytes, (unsigned long long)offset, home, (unsigned long long)extent);
     return AGORA_ERR_BAD_POINTER;
   }
   if (scalar && (offset & (bytes - 1))) {
-    log_error("%s: offset %llu of rank %d is not aligned to the access's %llu bytes", fn,
-              (unsigned long long)offset, home, (unsigned long long)bytes);
+    log_error("%s: offset %llu of rank %d is not aligned to the access's %llu bytes", fn, (unsigned long long)offset,
+              home, (unsigned long long)bytes);
     return AGORA_ERR_BAD_POINTER;
   }
   if (bytes && !local) {
@@ -141,8 +150,10 @@ int GlobalPointers::access(const char *fn, gptr::OpKind kind, uint64_t g, void *
   return host_.wait((uint64_t)home, 0, w, [&] {
     std::lock_guard<std::mutex> gg(mu_);
     engine_->issue(op);
-    if (own.pending) own.waiter = &w;
-    else w.complete(0);
+    if (own.pending)
+      own.waiter = &w;
+    else
+      w.complete(0);
     return 0;
   });
 }
@@ -161,8 +172,10 @@ int GlobalPointers::signal_wait(gptr::Signal *signal) {
       log_error("agora_signal_wait: another thread already waits on this signal");
       return (int)AGORA_ERR_MISUSE;
     }
-    if (signal->pending) signal->waiter = &w;
-    else w.complete(0);
+    if (signal->pending)
+      signal->waiter = &w;
+    else
+      w.complete(0);
     return 0;
   });
 }

@@ -82,9 +82,7 @@ class GlobalPointers final : private gptr::Host {
   Rank rank() const override { return host_.rank(); }
   Rank nranks() const override { return host_.nranks(); }
   void send(Rank dst, MsgHeader header, Payload payload) override { host_.send(dst, header, payload); }
-  void send_request(Rank dst, MsgHeader header, Payload payload) override {
-    host_.send_request(dst, header, payload);
-  }
+  void send_request(Rank dst, MsgHeader header, Payload payload) override { host_.send_request(dst, header, payload); }
   Stats &stats() override { return host_.stats(); }
   std::byte *segment() override { return segment_; }
   uint64_t extent() const override { return extent_; }
@@ -96,7 +94,7 @@ class GlobalPointers final : private gptr::Host {
   std::atomic<bool> on_{false};
   std::byte *segment_ = nullptr;
   std::atomic<uint64_t> extent_{0};  // bytes allocated, the same on every rank (grows only)
-  gptr::Signal stores_;  // under mu_
+  gptr::Signal stores_;              // under mu_
 };
 
 }  // namespace agora

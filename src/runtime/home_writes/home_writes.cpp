@@ -139,8 +139,8 @@ void HomeWrites::collect(std::vector<PageId> *written) {
     runs.clear();
     for_each_view_run(first, count, [&](std::byte *addr, size_t len) {
       if (!tracker_.collect(addr, len, &runs, &error))
-        fatal("cannot read which home pages were written (%p..+%zu): %s (set AGORA_HOME_WRITES=trap)",
-              (void *)addr, len, error.c_str());
+        fatal("cannot read which home pages were written (%p..+%zu): %s (set AGORA_HOME_WRITES=trap)", (void *)addr,
+              len, error.c_str());
     });
     for (const auto &run : runs) {
       PageId page = host_.space().page_of(run.addr);

@@ -51,9 +51,7 @@ class HomeWrites {
   void untrack(PageId first, PageId count);
   // Pages mapped back over the view (the cache's frame pool) are tracked
   // again where they were (WriteTracker::register_again).
-  bool register_again(void *addr, size_t len, std::string *error) {
-    return tracker_.register_again(addr, len, error);
-  }
+  bool register_again(void *addr, size_t len, std::string *error) { return tracker_.register_again(addr, len, error); }
 
  private:
   // The application-view address runs of pages [first, first+count).

@@ -32,8 +32,8 @@ class LockIds {
     uint64_t first, count, signature;
   };
   uint64_t limit_;
-  uint64_t next_ = 0;         // collective ids handed out
-  uint64_t next_thread_ = 0;  // ids of locks created by agora threads
+  uint64_t next_ = 0;                // collective ids handed out
+  uint64_t next_thread_ = 0;         // ids of locks created by agora threads
   std::vector<Creation> creations_;  // collective creations of this rank, in id order
 };
 

@@ -23,12 +23,8 @@ class ComputeRanksHost final : public ComponentHost {
   Rank rank() const override { return all_.rank(); }
   Rank nranks() const override { return compute_; }
   void send(Rank dst, MsgHeader header, Payload payload) override { all_.send(dst, header, payload); }
-  void send_request(Rank dst, MsgHeader header, Payload payload) override {
-    all_.send_request(dst, header, payload);
-  }
-  void send_control(Rank dst, MsgHeader header, Payload payload) override {
-    all_.send_control(dst, header, payload);
-  }
+  void send_request(Rank dst, MsgHeader header, Payload payload) override { all_.send_request(dst, header, payload); }
+  void send_control(Rank dst, MsgHeader header, Payload payload) override { all_.send_control(dst, header, payload); }
   Stats &stats() override { return all_.stats(); }
 
  private:
@@ -55,9 +51,10 @@ bool MemoryServers::decide(Config *config, size_t page_size, std::string *error)
       return false;
     }
     if (config->fetch == FetchMode::OneSided) {
-      *error = "AGORA_FETCH=one-sided does not work with memory servers: a server sleeps until a message "
-               "rings it, and Open MPI's one-sided reads may need the target to progress; use "
-               "AGORA_FETCH=auto or messages";
+      *error =
+          "AGORA_FETCH=one-sided does not work with memory servers: a server sleeps until a message "
+          "rings it, and Open MPI's one-sided reads may need the target to progress; use "
+          "AGORA_FETCH=auto or messages";
       return false;
     }
     // Pages from a server travel by message (see above); auto means that here.

@@ -50,8 +50,8 @@ class OneSidedHost {
   // frames from `offset` into `into` (MpiOneSided::read_marked; the home's
   // service thread is woken first where MPI may need it to progress the
   // read); false with *error.
-  virtual bool read(Rank home, const Marks &marks, std::byte *meta, uint32_t meta_bytes, size_t offset,
-                    std::byte *into, size_t bytes, std::string *error) = 0;
+  virtual bool read(Rank home, const Marks &marks, std::byte *meta, uint32_t meta_bytes, size_t offset, std::byte *into,
+                    size_t bytes, std::string *error) = 0;
   // Readers' marks visible to this rank's loads, and its stores to readers.
   virtual void sync_meta() = 0;
   // A read was queued: wake whoever delivers it (a thread sleeping in a

@@ -78,8 +78,8 @@ class OneSidedReads {
   FetchMode fetch_ = FetchMode::Auto;
   std::byte *meta_ = nullptr;
   size_t meta_bytes_ = 0;
-  PageId windowed_pages_ = 0;  // pages [0, windowed_pages_) are in the windows
-  bool decided_ = false;       // the windows opened, or could not
+  PageId windowed_pages_ = 0;    // pages [0, windowed_pages_) are in the windows
+  bool decided_ = false;         // the windows opened, or could not
   PageId placed_flags_end_ = 0;  // flags of the placed region are scanned up to here
   struct RemoteRead {
     Rank home;

@@ -70,8 +70,8 @@ void MpiOneSided::close() {
   open_ = false;
 }
 
-bool MpiOneSided::read_marked(Rank home, const Marks &marks, void *meta_out, size_t meta_bytes,
-                              size_t frame_offset, void *frames_out, size_t frame_bytes, std::string *error) {
+bool MpiOneSided::read_marked(Rank home, const Marks &marks, void *meta_out, size_t meta_bytes, size_t frame_offset,
+                              void *frames_out, size_t frame_bytes, std::string *error) {
   static const uint8_t kOnes[256] = {
 #define AGORA_ONES16 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
       AGORA_ONES16, AGORA_ONES16, AGORA_ONES16, AGORA_ONES16, AGORA_ONES16, AGORA_ONES16,
@@ -91,8 +91,8 @@ bool MpiOneSided::read_marked(Rank home, const Marks &marks, void *meta_out, siz
   };
   // The marks and the metadata in one epoch (neither needs to precede the
   // other), complete before the pages are read.
-  for (auto [offset, count] : {std::pair{marks.flag_offset, marks.flag_count},
-                               std::pair{marks.summary_offset, marks.summary_count}}) {
+  for (auto [offset, count] :
+       {std::pair{marks.flag_offset, marks.flag_count}, std::pair{marks.summary_offset, marks.summary_count}}) {
     if (!count) continue;
     // MPI_Put, not MPI_Accumulate(MPI_REPLACE): Open MPI 4.1.4's osc keeps
     // ~48 bytes per accumulate (8.4 MiB over 180000 marks; lrc_handoffs

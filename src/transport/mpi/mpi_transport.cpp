@@ -61,8 +61,7 @@ void MpiTransport::barrier() { MPI_Barrier(world_); }
 
 std::vector<uint64_t> MpiTransport::allgather(const std::vector<uint64_t> &mine) {
   std::vector<uint64_t> all(mine.size() * (size_t)nranks_);
-  MPI_Allgather(mine.data(), (int)mine.size(), MPI_UINT64_T, all.data(), (int)mine.size(), MPI_UINT64_T,
-                world_);
+  MPI_Allgather(mine.data(), (int)mine.size(), MPI_UINT64_T, all.data(), (int)mine.size(), MPI_UINT64_T, world_);
   return all;
 }
 
