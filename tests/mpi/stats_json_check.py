@@ -15,7 +15,7 @@ def main():
     h = open(header).read()
     schema = int(re.search(r"#define AGORA_STATS_SCHEMA (\d+)", h).group(1))
     version = re.search(r'#define AGORA_VERSION_STRING "([^"]+)"', h).group(1)
-    fields = re.findall(r"X\((COUNTER|PEAK|SECONDS), (\w+), \"", h)
+    fields = re.findall(r"X\((COUNTER|PEAK|SECONDS), (\w+),[\s\\]*\"", h)  # the text may wrap
     assert fields, "no AGORA_STATS_FIELDS entries found in " + header
 
     d = json.load(open(report))
