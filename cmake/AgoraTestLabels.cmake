@@ -26,14 +26,16 @@ set(AGORA_FULL_TIER_ONLY
   # 140 000 separately protected pages (20-40 s each): the fast tier keeps
   # one run with the kernel's asynchronous home-write tracking (hlrc) and one
   # with the synchronous tracker (regc_sync); sc's traps, regc's and the
-  # other sync runs repeat the same mapping pressure.
-  "^cache_maps_2_(sc|regc|hlrc_sync)$"
+  # other runs repeat the same mapping pressure.
+  "^cache_maps_2_(sc|regc|regc-page|hlrc_sync|regc-page_sync)$"
+  # Nested spans (20-25 s): regc-page takes the same span path as regc.
+  "^regc_nested_2_regc-page$"
   CACHE INTERNAL "")
 
 # Tests that time things (idle servers, oversubscription, wake-ups, hang
 # warnings) or pin CPUs run alone even under ctest -j2 (RUN_SERIAL).
 set(AGORA_SERIAL_TESTS
-  "^(wait_|service_wakeup_|hang_|signals_flood|signals_blocked|cluster_|doorbell_|servers_idle|servers_wake|litmus_)"
+  "^(wait_|service_wakeup_|hang_|signals_flood|signals_blocked|cluster_|doorbell_|servers_idle|servers_wake)"
   CACHE INTERNAL "")
 
 function(agora_label_tests default_label)

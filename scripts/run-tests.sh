@@ -34,6 +34,8 @@ if [ $tier = fast ]; then
   # 2000-3000 (planted mutations keep their own counts).
   export AGORA_SIM_SEEDS=${AGORA_SIM_SEEDS:-400}
   sanitizer_seeds=${AGORA_SANITIZER_SEEDS:-60}
+  # The planted-mutation checks run in the ctest phase (Release simulator).
+  export AGORA_SANITIZER_FILTER=${AGORA_SANITIZER_FILTER:--*Catch*:*Caught*:*Mutation*:*Fails*}
 else
   declare -A budget=([deps]=240 [format]=60 [build]=600 [tidy]=600 [ctest]=2400 [asan-build]=360 [asan-run]=2400)
   total_budget=6000

@@ -52,8 +52,8 @@ struct FakeOneSidedHost final : OneSidedHost {
       *error = "injected";
       return false;
     }
-    std::memset(meta_out, 0x11, meta_bytes);
-    std::memset(into, 0x22, bytes);
+    if (meta_bytes) std::memset(meta_out, 0x11, meta_bytes);  // meta_out may be null when there is none
+    if (bytes) std::memset(into, 0x22, bytes);
     return true;
   }
   void sync_meta() override { ++syncs; }
