@@ -136,7 +136,7 @@ void agora_program_main(int (*real_main)(int, char **, char **), int argc, char 
   // agora_thread_exit from main: pthread_exit semantics, the job ends once
   // every thread has (the exit handler waits for them) with status 0.
   int status = g_main.exit_called ? g_main.exit_status : exited ? 0 : (int)(intptr_t)ret;
-  std::exit(status);
+  std::exit(status);  // NOLINT(concurrency-mt-unsafe): main's end: the exit handler waits for the other threads
 }
 
 void agora_program_exit(int status) {

@@ -15,6 +15,7 @@ bool MpiTransport::init(int *argc, char ***argv, std::string *error) {
   if (!initialised) {
     // A page message (header + 4 KiB) should go eagerly over shared memory:
     // rendezvous would need the receiver's attention for every page.
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): before MPI_Init, when no other thread reads the environment
     setenv("OMPI_MCA_btl_vader_eager_limit", "8192", 0);
     int provided = 0;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
