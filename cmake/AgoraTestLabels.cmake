@@ -20,9 +20,8 @@
 # which the decision does not reach, only under the other three protocols.
 set(AGORA_FAST_REGC_PAGE
   "^(regc_|lrc_|sync_|wait_block_lrc|threadsync_(locks|condvar|sem)_|flush_|cache_|one_sided_|store_trace_|stats_api_|programs_water_like)")
+# Besides regc-page outside AGORA_FAST_REGC_PAGE, the full tier alone runs:
 set(AGORA_FULL_TIER_ONLY
-  # regc-page outside AGORA_FAST_REGC_PAGE.
-  "regc-page"
   # 140 000 separately protected pages (20-40 s each): the fast tier keeps
   # one run with the kernel's asynchronous home-write tracking (hlrc) and one
   # with the synchronous tracker (regc_sync); sc's traps, regc's and the
@@ -49,13 +48,17 @@ function(agora_label_tests default_label)
         set(labels ${default_label})
       endif()
     endif()
-    if(NOT "full" IN_LIST labels)
-      foreach(pattern IN LISTS AGORA_FULL_TIER_ONLY)
-        if(test MATCHES "${pattern}" AND NOT (pattern STREQUAL "regc-page" AND test MATCHES "${AGORA_FAST_REGC_PAGE}"))
-          list(APPEND labels full)
-          break()
-        endif()
-      endforeach()
+    set(full_only FALSE)
+    if(test MATCHES "regc-page" AND NOT test MATCHES "${AGORA_FAST_REGC_PAGE}")
+      set(full_only TRUE)
+    endif()
+    foreach(pattern IN LISTS AGORA_FULL_TIER_ONLY)
+      if(test MATCHES "${pattern}")
+        set(full_only TRUE)
+      endif()
+    endforeach()
+    if(full_only AND NOT "full" IN_LIST labels)
+      list(APPEND labels full)
     endif()
     set_tests_properties(${test} PROPERTIES LABELS "${labels}")
     if(test MATCHES "${AGORA_SERIAL_TESTS}")
