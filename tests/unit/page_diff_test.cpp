@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <tuple>
 
 namespace agora {
@@ -168,6 +171,42 @@ TEST(PageDiff, RefreshKeepingWritesIsDataPlusLocalWrites) {
     ASSERT_EQ(frame, expected) << "round " << round;
     ASSERT_EQ(twin, data) << "round " << round;
   }
+}
+
+// A refresh while another thread of the rank stores to the same page (its
+// own words, or half of a word whose other half the home changed): a store
+// must never be undone, or the twin would hide it from every later diff.
+TEST(PageDiff, RefreshKeepsStoresOfAConcurrentThread) {
+  constexpr size_t kSize = 4096, kOwn = 5 * 8, kHalf = 6 * 8;
+  alignas(64) static std::byte frame[kSize], twin[kSize], data[2][kSize];
+  std::memset(frame, 0, kSize);
+  std::memset(twin, 0, kSize);
+  for (int k = 0; k < 2; ++k) {
+    std::memset(data[k], 0x11 * (k + 1), kSize);
+    std::memset(data[k] + kOwn, 0, 8);   // the home never changes the writer's word
+    std::memset(data[k] + kHalf, 0, 4);  // nor its half of the next one
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> undone{0}, stores{0};
+  std::thread writer([&] {
+    auto *own = reinterpret_cast<uint64_t *>(frame + kOwn);
+    auto *half = reinterpret_cast<uint32_t *>(frame + kHalf);
+    for (uint64_t v = 1; !stop.load(std::memory_order_relaxed); ++v) {
+      __atomic_store_n(own, v, __ATOMIC_RELAXED);
+      __atomic_store_n(half, (uint32_t)v, __ATOMIC_RELAXED);
+      if (__atomic_load_n(own, __ATOMIC_RELAXED) != v || __atomic_load_n(half, __ATOMIC_RELAXED) != (uint32_t)v)
+        undone++;
+      stores++;
+    }
+  });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  uint64_t refreshes = 0;
+  while (std::chrono::steady_clock::now() < until || stores.load() < 1000)
+    page_refresh_keeping_writes(frame, twin, data[refreshes++ % 2], kSize);
+  stop = true;
+  writer.join();
+  EXPECT_EQ(undone.load(), 0u) << "over " << stores.load() << " stores and " << refreshes << " refreshes";
+  EXPECT_EQ(std::memcmp(frame + kHalf + 4, data[(refreshes - 1) % 2] + kHalf + 4, 4), 0) << "the home's half";
 }
 
 TEST(DiffBatch, RoundTripInOrderWithEmptyDiffs) {

@@ -42,9 +42,17 @@ bool page_diff_apply(std::byte *page, size_t page_size, const std::byte *diff, s
 // not yet sent, are newer than anything another rank could have sent).
 bool page_diff_apply_under(std::byte *page, std::byte *twin, size_t page_size, const std::byte *diff, size_t diff_size);
 
+// Bytes [offset, offset+length) of a copy written since its twin was taken
+// become `bytes` where this rank has not written (frame == twin), and the
+// twin takes `bytes`. Safe while other threads of the rank store to the
+// frame: a store that lands meanwhile is kept (word compare-and-swap), so
+// the frame must be 8-byte aligned.
+void page_lay_under_writes(std::byte *frame, std::byte *twin, size_t offset, const std::byte *bytes, size_t length);
+
 // 2-way diffing: a copy written since its twin was taken is refreshed with
 // `data` (a newer copy from the home) without losing those writes: the
-// frame becomes data plus this rank's writes, the twin data.
+// frame becomes data plus this rank's writes, the twin data. Safe while
+// other threads of the rank write the frame (page_lay_under_writes).
 void page_refresh_keeping_writes(std::byte *frame, std::byte *twin, const std::byte *data, size_t page_size);
 
 // The diffs of several pages for one home, as one message:
