@@ -394,7 +394,9 @@ size_t agora_stats_json(char *buf, size_t size);
     X(COUNTER, cache_home_reclaims, "sc: home pages taken back from readers and owners to bound the view's mappings")  \
     X(COUNTER, cache_frames_pooled,                                                                                    \
       "copies of remote pages mapped in from the cache's frame pool (AGORA_CACHE_FRAMES=pool)")                        \
-    X(COUNTER, cache_frames_unpooled, "copies installed at their own place because every frame of the pool was taken")
+    X(COUNTER, cache_frames_unpooled, "copies installed at their own place because every frame of the pool was taken") \
+    X(COUNTER, flush_refresh_waits,                                                                                    \
+      "flushes of an unchanged copy that waited for a refresh another thread of the rank asked for")
 
 #define AGORA_STATS_CTYPE_COUNTER uint64_t
 #define AGORA_STATS_CTYPE_PEAK uint64_t

@@ -314,6 +314,12 @@ struct EngineOptions {
   // ... or a flush of several pages never repeats the pages that heard a
   // notice while it ran (it is then not atomic).
   bool flush_skips_rounds = false;
+  // ... or a flush that finds a page's refresh still on its way (another
+  // thread of the node asked for it) takes the copy as it is (CASE-3).
+  bool flush_skips_pending_refresh = false;
+  // ... or a flush of a page whose fetch is outstanding lets that fetch's
+  // reply be installed, though it may predate the flush.
+  bool flush_trusts_outstanding_fetch = false;
   // The bounded cache (sim_cache_test): eviction drops a dirty copy without
   // sending its writes home; sc evicts a read copy while its upgrade to
   // write is in flight (the home then grants write without the page);

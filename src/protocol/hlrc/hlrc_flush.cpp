@@ -47,30 +47,36 @@ void HlrcEngine::flush_page(const FlushPage &f, uint64_t token) {
   auto it = pages_.find(page);
   if (it == pages_.end() || (it->second.access == Access::None && !it->second.dirty)) {
     stats.flush_unmapped++;  // no copy: the next access fetches the home's
+    if (it != pages_.end() && !options_.flush_trusts_outstanding_fetch) page_copy_flushed_unmapped(it->second);
     return;
   }
   PageState &s = it->second;
   std::vector<std::byte> diff;
   if (s.dirty && !s.twin.empty()) {
-    std::byte *frame = host_.frame(page);
+    // Other threads of this rank may be writing the page: each byte is read
+    // once, so that the twin takes exactly what the diff sends (a write
+    // landing between a diff and a copy from the frame would never be sent).
+    const std::byte *frame = host_.frame(page);
+    std::vector<std::byte> now;
     for (auto [offset, length] : f.ranges) {
-      flush_region_diff(frame, s.twin.data(), offset, length, &diff);
-      std::memcpy(s.twin.data() + offset, frame + offset, length);
+      now.assign(frame + offset, frame + offset + length);
+      flush_region_diff(now.data() - offset, s.twin.data(), offset, length, &diff);
+      std::memcpy(s.twin.data() + offset, now.data(), length);
     }
   }
   const Rank home = host_.home_of(page);
   if (!diff.empty() || !flush_.observer_model()) {  // CASE-1 (basic: every time, empty or not)
     stats.flush_case1_diffs++;
     stats.diff_bytes += diff.size();
-    flush_.set_refreshed(page);
-    flush_.expect(token);
+    flush_.refresh_requested(page, token);
     host_.send_request(home, {Channel::Protocol, FlushObservers::kFlushDiff, 0, page, 0, token},
                        {diff.data(), diff.size()});
   } else if (flush_.has_changes(page)) {  // CASE-2
     stats.flush_case2_refreshes++;
-    flush_.set_refreshed(page);
-    flush_.expect(token);
+    flush_.refresh_requested(page, token);
     host_.send_request(home, {Channel::Protocol, FlushObservers::kRefreshRequest, 0, page, 0, token});
+  } else if (flush_.wait_for_pending_refresh(page, token)) {
+    stats.flush_refresh_waits++;  // another thread's refresh is on its way
   } else {
     stats.flush_case3_skips++;  // CASE-3: nothing changed here or at the home
   }
@@ -122,11 +128,13 @@ void HlrcEngine::flush_message(const MsgHeader &m, Payload p) {
           std::memcpy(host_.frame(page), p.data, p.size);
       } else {
         // A copy invalidated meanwhile is fetched whole at its next access;
-        // one being fetched (another thread's miss) may arrive older than
-        // this refresh, so the next flush refreshes it again.
+        // one being fetched (another thread's miss) may be served before
+        // this refresh was: it is asked for again when it arrives, and the
+        // next flush refreshes the page again.
         flush_.clear_refreshed(page);
+        if (it != pages_.end() && !options_.flush_trusts_outstanding_fetch) page_copy_flushed_unmapped(it->second);
       }
-      flush_.finish(m.c);
+      flush_.refresh_answered(page, m.c);
       return;
     }
     default:

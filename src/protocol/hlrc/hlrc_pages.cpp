@@ -42,7 +42,11 @@ void HlrcEngine::fetch_after_miss(PageId page, Access need) {
 }
 
 void HlrcEngine::fetch_run(PageId first, uint32_t count) {
-  for (PageId p = first; p < first + count; ++p) state(p).fetching = true;
+  for (PageId p = first; p < first + count; ++p) {
+    PageState &s = state(p);
+    s.fetching = true;
+    s.refetch = false;
+  }
   if (one_sided() && host_.read_remote(host_.home_of(first), first, count, (uint32_t)home_meta_bytes())) return;
   fetch_by_message(first, count);
 }
@@ -85,6 +89,15 @@ void HlrcEngine::receive_copy(PageId page, const VectorTime &version, const std:
   PageState &s = state(page);
   if (!s.fetching || s.access != Access::None) {  // a duplicate: already installed
     host_.stats().stale_replies++;
+    return;
+  }
+  if (s.refetch) {  // a flush found this fetch outstanding: its reply may predate the flush
+    host_.stats().stale_replies++;
+    s.refetch = false;
+    if (s.waiters.empty())
+      s.fetching = s.want_write = s.write_ahead = false;
+    else
+      fetch_by_message(page, 1);
     return;
   }
   using M = EngineOptions::HlrcMutation;

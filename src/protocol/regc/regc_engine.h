@@ -102,7 +102,6 @@ class RegcEngine final : public ProtocolEngine {
  private:
   // Home pages get a twin under regc only (to produce updates).
   struct PageState : PageCopy {
-    bool refetch = false;  // a diff left after the fetch: its reply lacks it
     uint64_t version = 0;  // a valid copy: the home version it equals; home: current
     // A copy holding this rank's own sent writes beyond `version` (not yet
     // numbered by the home, or numbered after a version this copy has not

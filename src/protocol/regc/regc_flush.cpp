@@ -41,6 +41,7 @@ void RegcEngine::flush_pass(const std::vector<FlushPage> &pages, uint64_t token)
     auto it = pages_.find(page);
     if (it == pages_.end() || (it->second.access == Access::None && !it->second.dirty)) {
       stats.flush_unmapped++;
+      if (it != pages_.end() && !options_.flush_trusts_outstanding_fetch) page_copy_flushed_unmapped(it->second);
       continue;
     }
     PageState &s = it->second;
@@ -56,19 +57,17 @@ void RegcEngine::flush_pass(const std::vector<FlushPage> &pages, uint64_t token)
       reports.push_back({page, changed});
     } else if (flush_.has_changes(page)) {
       stats.flush_case2_refreshes++;
-      flush_.set_refreshed(page);
-      flush_.expect(token);
+      flush_.refresh_requested(page, token);
       host_.send_request(host_.home_of(page), {Channel::Protocol, FlushObservers::kRefreshRequest, 0, page, 0, token});
+    } else if (flush_.wait_for_pending_refresh(page, token)) {
+      stats.flush_refresh_waits++;  // another thread's refresh (invalidation) is on its way
     } else {
       stats.flush_case3_skips++;
     }
   }
   if (!reports.empty()) {
     if (publish) record(close_interval(Closing::Ordinary, nullptr), Closing::Ordinary);
-    for (auto &r : reports) {
-      flush_.set_refreshed(r.first);
-      flush_.expect(token);
-    }
+    for (auto &r : reports) flush_.refresh_requested(r.first, token);
     when_acknowledged([this, token, reports = std::move(reports)] {
       for (auto [page, changed] : reports)
         host_.send_request(host_.home_of(page),
@@ -114,8 +113,11 @@ void RegcEngine::flush_message(const MsgHeader &m, Payload p) {
     case FlushObservers::kRefresh: {
       host_.stats().flush_refreshes_received++;
       auto it = pages_.find(page);
-      if (it != pages_.end() && it->second.access != Access::None) invalidate(page, it->second);
-      flush_.finish(m.c);
+      if (it != pages_.end() && it->second.access != Access::None)
+        invalidate(page, it->second);
+      else if (it != pages_.end() && !options_.flush_trusts_outstanding_fetch)
+        page_copy_flushed_unmapped(it->second);  // a fetch on its way may predate the home's answer
+      flush_.refresh_answered(page, m.c);
       return;
     }
     default:

@@ -14,7 +14,8 @@ FlushObservers::FlushObservers(EngineHost &host, const EngineOptions &options)
     : host_(host),
       mode_(options.flush),
       skip_acks_(options.flush_skips_acks),
-      skip_rounds_(options.flush_skips_rounds) {}
+      skip_rounds_(options.flush_skips_rounds),
+      skip_pending_refresh_(options.flush_skips_pending_refresh) {}
 
 uint64_t FlushObservers::begin_flush(std::function<void()> done) {
   uint64_t token = next_token_++;
@@ -30,6 +31,33 @@ void FlushObservers::finish(uint64_t token) {
     fatal("flush: a refresh for flush %llu that is not waiting for one", (unsigned long long)token);
   it->second.outstanding--;
   maybe_done(token);
+}
+
+void FlushObservers::refresh_requested(PageId page, uint64_t token) {
+  subscribed_.insert(page);
+  expect(token);
+  pending_[page].requested++;
+}
+
+void FlushObservers::refresh_answered(PageId page, uint64_t token) {
+  auto it = pending_.find(page);
+  if (it == pending_.end() || it->second.requested == 0)
+    fatal("flush: a refresh of page %llu that was not asked for", (unsigned long long)page);
+  std::vector<uint64_t> released;
+  if (--it->second.requested == 0) {
+    released.swap(it->second.waiting);
+    pending_.erase(it);
+  }
+  finish(token);
+  for (uint64_t waiter : released) finish(waiter);
+}
+
+bool FlushObservers::wait_for_pending_refresh(PageId page, uint64_t token) {
+  auto it = pending_.find(page);
+  if (it == pending_.end() || skip_pending_refresh_) return false;
+  expect(token);
+  it->second.waiting.push_back(token);
+  return true;
 }
 
 void FlushObservers::end_flush(uint64_t token) {

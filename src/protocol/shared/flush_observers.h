@@ -73,8 +73,19 @@ class FlushObservers {
   // True if this rank must refresh its copy at the next flush (never
   // refreshed, or a change notice came since).
   bool has_changes(PageId page) const { return !subscribed_.count(page); }
-  void set_refreshed(PageId page) { subscribed_.insert(page); }
   void clear_refreshed(PageId page) { subscribed_.erase(page); }
+  // A refresh of `page` asked for under flush `token` (CASE-1, -2): the
+  // page counts as refreshed from now on, and the flush waits for the answer.
+  void refresh_requested(PageId page, uint64_t token);
+  // The home's answer, once the engine has applied it: ends that wait, and
+  // once no refresh of the page is on its way, the waits of the flushes
+  // that found one pending.
+  void refresh_answered(PageId page, uint64_t token);
+  // A flush that finds no local change and no notice (CASE-3) while a
+  // refresh of the page is still on its way (asked for by another thread's
+  // flush) waits for it: the copy is only as new as that refresh will make
+  // it. False if none is pending: a true CASE-3, nothing to wait for.
+  bool wait_for_pending_refresh(PageId page, uint64_t token);
 
   // ---- home side ----
   // `who` refreshed `page` (homed here): it observes it from now on. The
@@ -140,6 +151,10 @@ class FlushObservers {
     unsigned round = 0;
   };
   void run_round(std::shared_ptr<Round> r);
+  struct PendingRefresh {
+    unsigned requested = 0;         // refreshes asked for, not yet answered
+    std::vector<uint64_t> waiting;  // flushes (tokens) that found them pending
+  };
   struct Flush {
     unsigned outstanding = 0;
     bool ended = false;
@@ -151,8 +166,10 @@ class FlushObservers {
   FlushMode mode_;
   bool skip_acks_;
   bool skip_rounds_;
+  bool skip_pending_refresh_;
   std::unordered_map<PageId, Observed> homes_;
   std::unordered_set<PageId> subscribed_;
+  std::unordered_map<PageId, PendingRefresh> pending_;
   std::unordered_map<uint64_t, Flush> flushes_;
   uint64_t next_token_ = 1;
 };

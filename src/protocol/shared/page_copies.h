@@ -15,8 +15,12 @@ namespace agora {
 
 struct PageCopy {
   Access access = Access::None;
-  bool dirty = false;       // written in the open interval
-  bool fetching = false;    // a fetch is outstanding
+  bool dirty = false;     // written in the open interval
+  bool fetching = false;  // a fetch is outstanding
+  // ... whose reply may predate writes this rank must see (regc: a diff it
+  // sent after the fetch; both: a flush that found the fetch outstanding):
+  // the reply is not installed, the page is asked for again.
+  bool refetch = false;
   bool want_write = false;  // a waiter of the fetch is a write: install dirty
   // Fetched along after a write miss (a sweep that writes): installed
   // writable and twinned too, though no thread waits to write it ...
@@ -70,6 +74,14 @@ Access page_copy_access(const std::unordered_map<PageId, State> &pages, const En
 // (refetch_before_writeback: the tester's planted bug, see CacheMutation.)
 bool page_copy_fault(EngineHost &host, PageId page, PageCopy &s, Access need, Waiter *w, std::vector<PageId> *dirty,
                      bool twin_home, bool refetch_before_writeback = false);
+
+// A flush of a page this rank holds no valid copy of: the next access
+// fetches the home's page. A fetch already on its way may have been served
+// before the writes this flush must show reached the home: it is asked for
+// again when it arrives (docs/flush.md, "unmapped").
+inline void page_copy_flushed_unmapped(PageCopy &s) {
+  if (s.fetching) s.refetch = true;
+}
 
 // A copy from the home arrived: install it (keeping this rank's unsent
 // writes: 2-way diffing), make it dirty at once for a waiting writer, and
