@@ -29,6 +29,10 @@ set(AGORA_FULL_TIER_ONLY
   "^cache_maps_2_(sc|regc|regc-page|hlrc_sync|regc-page_sync)$"
   # Nested spans (20-25 s): regc-page takes the same span path as regc.
   "^regc_nested_2_regc-page$"
+  # The pthreads synchronisation shims (4-5 s): every call is an Agora lock,
+  # condition or semaphore operation, which the fast tier's regc tests
+  # cover; sc and hlrc run the program in the fast tier.
+  "^program_sync_shims_2_regc$"
   CACHE INTERNAL "")
 
 # Tests that time things (idle servers, oversubscription, wake-ups, hang

@@ -40,6 +40,19 @@ int shim_lock_address(const void *address, bool lock) {
   if (!g_rt) return AGORA_ERR_NOT_INITIALIZED;
   return lock ? g_rt->lock((uint64_t)(uintptr_t)address) : g_rt->unlock((uint64_t)(uintptr_t)address);
 }
+int shim_trylock_address(const void *address) {
+  AGORA_ON_PRIVATE_STACK(shim_trylock_address(address));
+  if (!g_rt) return AGORA_ERR_NOT_INITIALIZED;
+  return g_rt->trylock((uint64_t)(uintptr_t)address);
+}
+bool shim_holds_address(const void *address) {
+  AGORA_ON_PRIVATE_STACK(shim_holds_address(address));
+  return g_rt && g_rt->holds_lock((uint64_t)(uintptr_t)address);
+}
+void shim_nap(double seconds) {
+  AGORA_ON_PRIVATE_STACK(shim_nap(seconds));
+  if (seconds > 0) agora::platform::sleep_us((uint32_t)(seconds * 1e6) + 1);
+}
 Runtime *api_runtime() { return g_rt; }
 // Program mode's start-up (program_mode.cpp) runs this where agora_init
 // publishes the runtime, before the start-up barrier: threads placed here

@@ -14,6 +14,17 @@
 // stacks the runtime provides); a detached thread is created as usual and
 // never joined (it still counts towards finalize's wait, and towards its
 // creator's slots: see docs/sync.md).
+//
+// Mutexes keep glibc's layout where it matters: the first 8 bytes stay zero
+// (an address-named Agora lock, the mutex's address its key) and the type
+// is glibc's __kind, so the static initialisers (PTHREAD_MUTEX_INITIALIZER,
+// PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, ...) work unchanged. Who holds a
+// lock is the lock service's record (exact, local); a recursive mutex's
+// extra locks are counted per thread (only the holder touches the count).
+// Spin locks are address-named locks too. Read-write locks are built from
+// an internal address-named lock, two condition variables and a state word
+// inside the pthread_rwlock_t (real shared readers). Timed waits on mutexes
+// and semaphores retry a try-acquire with a growing nap (docs/programs.md).
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -22,16 +33,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstddef>
 #include <cstdint>
+#include <unordered_map>
 
 #include "agora/agora.h"
 #include "common/log.h"
+#include "runtime/store_trace.h"
 
 namespace agora {
 // In agora_c.cpp: the runtime is live here (no message if not), and the lock
 // named by an address, which need not hold a zero agora_lock_t.
 bool shim_runtime_live();
 int shim_lock_address(const void *address, bool lock);
+int shim_trylock_address(const void *address);  // AGORA_OK or AGORA_BUSY
+bool shim_holds_address(const void *address);   // the calling thread holds that lock
+void shim_nap(double seconds);                  // sleeps, on the thread's private stack
 }  // namespace agora
 
 // CORE's agora_thread_exit: weak, so that this library links without it.
@@ -49,12 +68,34 @@ int __real_pthread_mutex_lock(pthread_mutex_t *);
 int __real_pthread_mutex_trylock(pthread_mutex_t *);
 int __real_pthread_mutex_unlock(pthread_mutex_t *);
 int __real_pthread_mutex_destroy(pthread_mutex_t *);
+int __real_pthread_mutex_timedlock(pthread_mutex_t *, const struct timespec *);
+int __real_pthread_mutex_clocklock(pthread_mutex_t *, clockid_t, const struct timespec *);
+int __real_pthread_mutex_consistent(pthread_mutex_t *);
+int __real_pthread_mutex_getprioceiling(const pthread_mutex_t *, int *);
+int __real_pthread_mutex_setprioceiling(pthread_mutex_t *, int, int *);
+int __real_pthread_rwlock_init(pthread_rwlock_t *, const pthread_rwlockattr_t *);
+int __real_pthread_rwlock_destroy(pthread_rwlock_t *);
+int __real_pthread_rwlock_rdlock(pthread_rwlock_t *);
+int __real_pthread_rwlock_tryrdlock(pthread_rwlock_t *);
+int __real_pthread_rwlock_timedrdlock(pthread_rwlock_t *, const struct timespec *);
+int __real_pthread_rwlock_clockrdlock(pthread_rwlock_t *, clockid_t, const struct timespec *);
+int __real_pthread_rwlock_wrlock(pthread_rwlock_t *);
+int __real_pthread_rwlock_trywrlock(pthread_rwlock_t *);
+int __real_pthread_rwlock_timedwrlock(pthread_rwlock_t *, const struct timespec *);
+int __real_pthread_rwlock_clockwrlock(pthread_rwlock_t *, clockid_t, const struct timespec *);
+int __real_pthread_rwlock_unlock(pthread_rwlock_t *);
+int __real_pthread_spin_init(pthread_spinlock_t *, int);
+int __real_pthread_spin_destroy(pthread_spinlock_t *);
+int __real_pthread_spin_lock(pthread_spinlock_t *);
+int __real_pthread_spin_trylock(pthread_spinlock_t *);
+int __real_pthread_spin_unlock(pthread_spinlock_t *);
 int __real_pthread_barrier_init(pthread_barrier_t *, const pthread_barrierattr_t *, unsigned);
 int __real_pthread_barrier_wait(pthread_barrier_t *);
 int __real_pthread_barrier_destroy(pthread_barrier_t *);
 int __real_pthread_cond_init(pthread_cond_t *, const pthread_condattr_t *);
 int __real_pthread_cond_wait(pthread_cond_t *, pthread_mutex_t *);
 int __real_pthread_cond_timedwait(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+int __real_pthread_cond_clockwait(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
 int __real_pthread_cond_signal(pthread_cond_t *);
 int __real_pthread_cond_broadcast(pthread_cond_t *);
 int __real_pthread_cond_destroy(pthread_cond_t *);
@@ -62,6 +103,8 @@ int __real_pthread_once(pthread_once_t *, void (*)(void));
 int __real_sem_init(sem_t *, int, unsigned);
 int __real_sem_wait(sem_t *);
 int __real_sem_trywait(sem_t *);
+int __real_sem_timedwait(sem_t *, const struct timespec *);
+int __real_sem_clockwait(sem_t *, clockid_t, const struct timespec *);
 int __real_sem_post(sem_t *);
 int __real_sem_getvalue(sem_t *, int *);
 int __real_sem_destroy(sem_t *);
@@ -109,6 +152,213 @@ int to_errno(int status) {
 
 agora_lock_t *as_lock(pthread_mutex_t *m) { return reinterpret_cast<agora_lock_t *>(m); }
 
+// ---- time ------------------------------------------------------------------
+bool valid_time(const struct timespec *t) { return t && t->tv_nsec >= 0 && t->tv_nsec < 1000000000; }
+bool valid_clock(clockid_t clock) { return clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC; }
+
+// An absolute deadline on `clock` as an agora_wtime() value.
+double wtime_deadline(clockid_t clock, const struct timespec *abstime) {
+  struct timespec now;
+  clock_gettime(clock, &now);
+  double left = (double)(abstime->tv_sec - now.tv_sec) + (double)(abstime->tv_nsec - now.tv_nsec) * 1e-9;
+  return agora_wtime() + (left > 0 ? left : 0);
+}
+
+// A timed acquire as try-acquires: `attempt` returns AGORA_BUSY while the
+// object is taken. Tries first (POSIX: never a timeout when the object is
+// free), then naps between tries, 20 us doubling up to 2 ms and never past
+// the deadline: at most ~500 requests a second per waiter, and a free
+// object is noticed within 2 ms. Returns AGORA_TIMEDOUT once the deadline
+// passed with every try refused, or AGORA_ERR_INVALID_ARGUMENT (abstime or
+// clock invalid, checked only when a wait is needed, as POSIX asks).
+template <typename Attempt>
+int retry_until(clockid_t clock, const struct timespec *abstime, Attempt attempt) {
+  int status = attempt();
+  if (status != AGORA_BUSY) return status;
+  if (!valid_time(abstime) || !valid_clock(clock)) return AGORA_ERR_INVALID_ARGUMENT;
+  double deadline = wtime_deadline(clock, abstime), nap = 20e-6;
+  for (;;) {
+    double left = deadline - agora_wtime();
+    if (left <= 0) return AGORA_TIMEDOUT;
+    agora::shim_nap(std::min(nap, left));
+    nap = std::min(nap * 2, 2e-3);
+    status = attempt();
+    if (status != AGORA_BUSY) return status;
+  }
+}
+
+// A store the shim makes to global memory inside a lock's span (the state
+// of a read-write lock, pthread_once's flag): a program built with store
+// tracing tells regc exactly what its spans stored, and Agora's own code is
+// not instrumented, so it says so itself.
+void stored(const void *address, uint32_t bytes) {
+  if (agora::store_trace_active()) agora::store_trace_record(address, bytes);
+}
+
+// ---- mutexes -----------------------------------------------------------------
+// glibc's type field (__kind): PTHREAD_MUTEX_NORMAL/DEFAULT 0, RECURSIVE 1,
+// ERRORCHECK 2, ADAPTIVE_NP 3 (a normal mutex here) in its low two bits.
+int mutex_type(const pthread_mutex_t *m) { return m->__data.__kind & 3; }
+
+// Extra locks (beyond the first) of the recursive mutexes this thread holds.
+thread_local std::unordered_map<const void *, unsigned> t_recursion;
+
+bool holds(const void *lock) { return agora::shim_holds_address(lock); }
+
+// The owner locks a recursive mutex again: count it.
+int relock_recursive(const pthread_mutex_t *m) {
+  unsigned &extra = t_recursion[m];
+  if (extra == UINT_MAX) return EAGAIN;  // the count would overflow
+  extra++;
+  return 0;
+}
+
+// What lock, trylock and timedlock do when the calling thread already holds
+// the mutex (-1: nothing special, go on to the Agora lock).
+int owner_relock(pthread_mutex_t *m, int errorcheck_status) {
+  switch (mutex_type(m)) {
+    case PTHREAD_MUTEX_RECURSIVE:
+      if (holds(m)) return relock_recursive(m);
+      return -1;
+    case PTHREAD_MUTEX_ERRORCHECK:
+      if (holds(m)) return errorcheck_status;
+      return -1;
+    default:
+      return -1;
+  }
+}
+
+int mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime) {
+  int special = owner_relock(m, EDEADLK);
+  if (special >= 0) return special;
+  // A normal mutex its owner locks again: every try is refused, and the
+  // wait ends at the deadline (glibc does the same).
+  return to_errno(retry_until(clock, abstime, [m] { return agora::shim_trylock_address(m); }));
+}
+
+// ---- read-write locks ----------------------------------------------------------
+// Inside a pthread_rwlock_t in global memory (zero-filled: unlocked): an
+// address-named lock guarding the state, and condition variables for the
+// waiting readers and writers. The state is read and written only under
+// the lock, so it is consistent under every protocol; a reader's and a
+// writer's rwlock calls are acquires and releases of that lock, which
+// carry the protected data's consistency too.
+struct RwLock {
+  agora_lock_t lock;
+  agora_cond_t readers_cv;
+  agora_cond_t writers_cv;
+  uint32_t readers;          // read locks held
+  uint32_t writer;           // 1 while a writer holds it
+  uint32_t kind;             // glibc's __flags: PTHREAD_RWLOCK_PREFER_*_NP
+  uint32_t writers_waiting;  // writers waiting in the condition
+};
+static_assert(sizeof(RwLock) <= sizeof(pthread_rwlock_t), "the read-write lock's state fits");
+static_assert(offsetof(RwLock, kind) == offsetof(pthread_rwlock_t, __data.__flags),
+              "PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP's kind is read where glibc puts it");
+
+// Read locks (n > 0) or the write lock (-1) this thread holds, per rwlock.
+thread_local std::unordered_map<const void *, int> t_rwlocks;
+
+int rw_held(const void *rw) {
+  auto it = t_rwlocks.find(rw);
+  return it == t_rwlocks.end() ? 0 : it->second;
+}
+void rw_set(const void *rw, int held) {
+  if (held)
+    t_rwlocks[rw] = held;
+  else
+    t_rwlocks.erase(rw);
+}
+
+template <typename T>
+void rw_store(T *field, T value) {
+  *field = value;
+  stored(field, sizeof *field);
+}
+
+// How a rdlock or wrlock call waits: not at all (try), without end, or until
+// abstime on clock.
+struct RwWait {
+  bool try_only = false;
+  clockid_t clock = CLOCK_REALTIME;
+  const struct timespec *abstime = nullptr;
+};
+
+// Waits on cv (the state lock held) as w says. AGORA_OK (woken),
+// AGORA_TIMEDOUT, or an error.
+int rw_wait(RwLock *r, agora_cond_t *cv, const RwWait &w, double *deadline) {
+  if (!w.abstime) return agora_cond_wait(cv, &r->lock);
+  if (*deadline < 0) {
+    if (!valid_time(w.abstime) || !valid_clock(w.clock)) return AGORA_ERR_INVALID_ARGUMENT;
+    *deadline = wtime_deadline(w.clock, w.abstime);
+  }
+  return agora_cond_timedwait(cv, &r->lock, *deadline);
+}
+
+int rw_rdlock(pthread_rwlock_t *rw, const RwWait &w) {
+  auto *r = reinterpret_cast<RwLock *>(rw);
+  int mine = rw_held(rw);
+  if (mine < 0) return w.try_only ? EBUSY : EDEADLK;  // this thread writes
+  if (mine == INT_MAX) return EAGAIN;
+  if (int status = agora_lock(&r->lock)) return to_errno(status);
+  double deadline = -1;
+  int status = AGORA_OK;
+  for (;;) {
+    // A thread that already reads always gets another read lock (a waiting
+    // writer must not deadlock it); writers first only with
+    // PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP, as in glibc.
+    bool can =
+        !r->writer && (mine > 0 || r->kind != PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP || r->writers_waiting == 0);
+    if (can && r->readers == UINT32_MAX) {
+      status = AGORA_ERR_MISUSE;  // EAGAIN: too many read locks
+      break;
+    }
+    if (can) {
+      rw_store(&r->readers, r->readers + 1);
+      rw_set(rw, mine + 1);
+      status = AGORA_OK;
+      break;
+    }
+    if (w.try_only || status == AGORA_TIMEDOUT) {
+      status = w.try_only ? AGORA_BUSY : AGORA_TIMEDOUT;
+      break;
+    }
+    status = rw_wait(r, &r->readers_cv, w, &deadline);
+    if (status != AGORA_OK && status != AGORA_TIMEDOUT) break;
+  }
+  int unlocked = agora_unlock(&r->lock);
+  return to_errno(status ? status : unlocked);
+}
+
+int rw_wrlock(pthread_rwlock_t *rw, const RwWait &w) {
+  auto *r = reinterpret_cast<RwLock *>(rw);
+  if (rw_held(rw)) return w.try_only ? EBUSY : EDEADLK;  // this thread reads or writes it already
+  if (int status = agora_lock(&r->lock)) return to_errno(status);
+  double deadline = -1;
+  int status = AGORA_OK;
+  for (;;) {
+    if (!r->writer && r->readers == 0) {
+      rw_store(&r->writer, 1u);
+      rw_set(rw, -1);
+      status = AGORA_OK;
+      break;
+    }
+    if (w.try_only || status == AGORA_TIMEDOUT) {
+      status = w.try_only ? AGORA_BUSY : AGORA_TIMEDOUT;
+      break;
+    }
+    rw_store(&r->writers_waiting, r->writers_waiting + 1);
+    status = rw_wait(r, &r->writers_cv, w, &deadline);
+    rw_store(&r->writers_waiting, r->writers_waiting - 1);
+    if (status != AGORA_OK && status != AGORA_TIMEDOUT) break;
+  }
+  // A writer that gives up may have been what held new readers back.
+  if (status != AGORA_OK && r->writers_waiting == 0 && r->kind == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP)
+    agora_cond_broadcast(&r->readers_cv);
+  int unlocked = agora_unlock(&r->lock);
+  return to_errno(status ? status : unlocked);
+}
+
 }  // namespace
 
 extern "C" {
@@ -152,34 +402,200 @@ int __wrap_pthread_detach(pthread_t t) {
 
 int __wrap_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr) {
   if (!shared(m)) return __real_pthread_mutex_init(m, attr);
-  int type = PTHREAD_MUTEX_NORMAL;
-  if (attr) pthread_mutexattr_gettype(attr, &type);
-  if (type == PTHREAD_MUTEX_RECURSIVE) {
-    agora::log_error("pthread_mutex_init(%p): recursive mutexes in global memory are not supported", (void *)m);
+  int type = PTHREAD_MUTEX_NORMAL, robust = PTHREAD_MUTEX_STALLED, protocol = PTHREAD_PRIO_NONE;
+  if (attr) {
+    pthread_mutexattr_gettype(attr, &type);
+    pthread_mutexattr_getrobust(attr, &robust);
+    pthread_mutexattr_getprotocol(attr, &protocol);
+  }
+  if (robust != PTHREAD_MUTEX_STALLED) {
+    agora::log_error(
+        "pthread_mutex_init(%p): robust mutexes in global memory are not supported (a thread's "
+        "end does not release the Agora lock)",
+        (void *)m);
+    return ENOTSUP;
+  }
+  if (protocol == PTHREAD_PRIO_PROTECT) {
+    agora::log_error("pthread_mutex_init(%p): priority-ceiling mutexes in global memory are not supported", (void *)m);
     return ENOTSUP;
   }
   memset((void *)m, 0, sizeof *m);  // zero: an address-named lock
+  m->__data.__kind = type & 3;      // where the static initialisers put it
   return 0;
 }
 
 int __wrap_pthread_mutex_lock(pthread_mutex_t *m) {
   if (!shared(m)) return __real_pthread_mutex_lock(m);
-  return to_errno(agora_lock(as_lock(m)));
+  int special = owner_relock(m, EDEADLK);
+  if (special >= 0) return special;
+  return to_errno(agora::shim_lock_address(m, true));
 }
 
 int __wrap_pthread_mutex_trylock(pthread_mutex_t *m) {
   if (!shared(m)) return __real_pthread_mutex_trylock(m);
-  return to_errno(agora_trylock(as_lock(m)));
+  int special = owner_relock(m, EBUSY);
+  if (special >= 0) return special;
+  return to_errno(agora::shim_trylock_address(m));
+}
+
+int __wrap_pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime) {
+  if (!shared(m)) return __real_pthread_mutex_timedlock(m, abstime);
+  return mutex_timedlock(m, CLOCK_REALTIME, abstime);
+}
+
+int __wrap_pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime) {
+  if (!shared(m)) return __real_pthread_mutex_clocklock(m, clock, abstime);
+  return mutex_timedlock(m, clock, abstime);
 }
 
 int __wrap_pthread_mutex_unlock(pthread_mutex_t *m) {
   if (!shared(m)) return __real_pthread_mutex_unlock(m);
-  return to_errno(agora_unlock(as_lock(m)));
+  int type = mutex_type(m);
+  if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
+    if (!holds(m)) return EPERM;  // POSIX: not the owner (no message: a defined answer)
+    if (type == PTHREAD_MUTEX_RECURSIVE) {
+      auto it = t_recursion.find(m);
+      if (it != t_recursion.end()) {
+        if (--it->second == 0) t_recursion.erase(it);
+        return 0;
+      }
+    }
+  }
+  return to_errno(agora::shim_lock_address(m, false));
 }
 
 int __wrap_pthread_mutex_destroy(pthread_mutex_t *m) {
   if (!shared(m)) return __real_pthread_mutex_destroy(m);
+  if (holds(m)) return EBUSY;
   return 0;
+}
+
+// Robust and priority-ceiling mutexes are refused at init, so for a mutex
+// in global memory these have POSIX's answer for the other kinds.
+int __wrap_pthread_mutex_consistent(pthread_mutex_t *m) {
+  if (!shared(m)) return __real_pthread_mutex_consistent(m);
+  return EINVAL;  // not a robust mutex
+}
+
+int __wrap_pthread_mutex_getprioceiling(const pthread_mutex_t *m, int *ceiling) {
+  if (!shared(m)) return __real_pthread_mutex_getprioceiling(m, ceiling);
+  return EINVAL;  // not PTHREAD_PRIO_PROTECT
+}
+
+int __wrap_pthread_mutex_setprioceiling(pthread_mutex_t *m, int ceiling, int *old) {
+  if (!shared(m)) return __real_pthread_mutex_setprioceiling(m, ceiling, old);
+  return EINVAL;
+}
+
+int __wrap_pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr) {
+  if (!shared(rw)) return __real_pthread_rwlock_init(rw, attr);
+  int kind = PTHREAD_RWLOCK_DEFAULT_NP;
+  if (attr) pthread_rwlockattr_getkind_np(attr, &kind);
+  memset((void *)rw, 0, sizeof *rw);
+  reinterpret_cast<RwLock *>(rw)->kind = (uint32_t)kind;
+  return 0;
+}
+
+int __wrap_pthread_rwlock_destroy(pthread_rwlock_t *rw) {
+  if (!shared(rw)) return __real_pthread_rwlock_destroy(rw);
+  if (rw_held(rw)) return EBUSY;
+  auto *r = reinterpret_cast<RwLock *>(rw);
+  if (int status = agora_lock(&r->lock)) return to_errno(status);
+  bool busy = r->readers || r->writer || r->writers_waiting;
+  int status = agora_unlock(&r->lock);
+  return busy ? EBUSY : to_errno(status);
+}
+
+int __wrap_pthread_rwlock_rdlock(pthread_rwlock_t *rw) {
+  if (!shared(rw)) return __real_pthread_rwlock_rdlock(rw);
+  return rw_rdlock(rw, RwWait{});
+}
+
+int __wrap_pthread_rwlock_tryrdlock(pthread_rwlock_t *rw) {
+  if (!shared(rw)) return __real_pthread_rwlock_tryrdlock(rw);
+  return rw_rdlock(rw, RwWait{true, CLOCK_REALTIME, nullptr});
+}
+
+int __wrap_pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abstime) {
+  if (!shared(rw)) return __real_pthread_rwlock_timedrdlock(rw, abstime);
+  if (!abstime) return EINVAL;
+  return rw_rdlock(rw, RwWait{false, CLOCK_REALTIME, abstime});
+}
+
+int __wrap_pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime) {
+  if (!shared(rw)) return __real_pthread_rwlock_clockrdlock(rw, clock, abstime);
+  if (!abstime) return EINVAL;
+  return rw_rdlock(rw, RwWait{false, clock, abstime});
+}
+
+int __wrap_pthread_rwlock_wrlock(pthread_rwlock_t *rw) {
+  if (!shared(rw)) return __real_pthread_rwlock_wrlock(rw);
+  return rw_wrlock(rw, RwWait{});
+}
+
+int __wrap_pthread_rwlock_trywrlock(pthread_rwlock_t *rw) {
+  if (!shared(rw)) return __real_pthread_rwlock_trywrlock(rw);
+  return rw_wrlock(rw, RwWait{true, CLOCK_REALTIME, nullptr});
+}
+
+int __wrap_pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abstime) {
+  if (!shared(rw)) return __real_pthread_rwlock_timedwrlock(rw, abstime);
+  if (!abstime) return EINVAL;
+  return rw_wrlock(rw, RwWait{false, CLOCK_REALTIME, abstime});
+}
+
+int __wrap_pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abstime) {
+  if (!shared(rw)) return __real_pthread_rwlock_clockwrlock(rw, clock, abstime);
+  if (!abstime) return EINVAL;
+  return rw_wrlock(rw, RwWait{false, clock, abstime});
+}
+
+int __wrap_pthread_rwlock_unlock(pthread_rwlock_t *rw) {
+  if (!shared(rw)) return __real_pthread_rwlock_unlock(rw);
+  int mine = rw_held(rw);
+  if (!mine) return EPERM;
+  auto *r = reinterpret_cast<RwLock *>(rw);
+  if (int status = agora_lock(&r->lock)) return to_errno(status);
+  if (mine < 0) {
+    rw_store(&r->writer, 0u);
+    if (r->writers_waiting) agora_cond_signal(&r->writers_cv);
+    agora_cond_broadcast(&r->readers_cv);
+  } else {
+    rw_store(&r->readers, r->readers - 1);
+    if (r->readers == 0 && r->writers_waiting) agora_cond_signal(&r->writers_cv);
+  }
+  rw_set(rw, mine < 0 ? 0 : mine - 1);
+  return to_errno(agora_unlock(&r->lock));
+}
+
+// Spin locks: address-named Agora locks (the 4-byte pthread_spinlock_t is
+// only their name; waiting is Agora's lock wait, not a spin).
+static const void *spin_name(pthread_spinlock_t *s) { return (const void *)(uintptr_t)s; }
+
+int __wrap_pthread_spin_init(pthread_spinlock_t *s, int pshared) {
+  if (!shared(spin_name(s))) return __real_pthread_spin_init(s, pshared);
+  *s = 0;
+  return 0;
+}
+
+int __wrap_pthread_spin_destroy(pthread_spinlock_t *s) {
+  if (!shared(spin_name(s))) return __real_pthread_spin_destroy(s);
+  return holds(spin_name(s)) ? EBUSY : 0;
+}
+
+int __wrap_pthread_spin_lock(pthread_spinlock_t *s) {
+  if (!shared(spin_name(s))) return __real_pthread_spin_lock(s);
+  return to_errno(agora::shim_lock_address(spin_name(s), true));
+}
+
+int __wrap_pthread_spin_trylock(pthread_spinlock_t *s) {
+  if (!shared(spin_name(s))) return __real_pthread_spin_trylock(s);
+  return to_errno(agora::shim_trylock_address(spin_name(s)));
+}
+
+int __wrap_pthread_spin_unlock(pthread_spinlock_t *s) {
+  if (!shared(spin_name(s))) return __real_pthread_spin_unlock(s);
+  return to_errno(agora::shim_lock_address(spin_name(s), false));
 }
 
 int __wrap_pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr, unsigned count) {
@@ -198,27 +614,56 @@ int __wrap_pthread_barrier_destroy(pthread_barrier_t *b) {
   return to_errno(agora_thread_barrier_destroy(reinterpret_cast<agora_thread_barrier_t *>(b)));
 }
 
+// The clock of a condition variable's timed waits (pthread_condattr_setclock)
+// is kept after the agora_cond_t: zero, as the static initialiser leaves
+// it, is CLOCK_REALTIME.
+constexpr size_t kCondClock = sizeof(agora_cond_t);
+static_assert(kCondClock + sizeof(clockid_t) <= sizeof(pthread_cond_t), "the clock fits");
+static_assert(CLOCK_REALTIME == 0, "a zero-filled condition variable uses CLOCK_REALTIME");
+
 int __wrap_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr) {
   if (!shared(c)) return __real_pthread_cond_init(c, attr);
-  return to_errno(agora_cond_init(reinterpret_cast<agora_cond_t *>(c)));
+  clockid_t clock = CLOCK_REALTIME;
+  if (attr) pthread_condattr_getclock(attr, &clock);
+  int status = agora_cond_init(reinterpret_cast<agora_cond_t *>(c));
+  memcpy(reinterpret_cast<char *>(c) + kCondClock, &clock, sizeof clock);
+  return to_errno(status);
+}
+
+// A recursive mutex is released whole while the thread waits, and its
+// count given back with it.
+static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, double deadline) {
+  unsigned extra = 0;
+  auto it = t_recursion.find(m);
+  if (it != t_recursion.end()) {
+    extra = it->second;
+    t_recursion.erase(it);
+  }
+  auto *cv = reinterpret_cast<agora_cond_t *>(c);
+  int status = deadline < 0 ? agora_cond_wait(cv, as_lock(m)) : agora_cond_timedwait(cv, as_lock(m), deadline);
+  if (extra) t_recursion[m] = extra;
+  return to_errno(status);
 }
 
 int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
   if (!shared(c)) return __real_pthread_cond_wait(c, m);
   if (!shared(m)) return EINVAL;  // a shared condition variable needs a shared mutex
-  return to_errno(agora_cond_wait(reinterpret_cast<agora_cond_t *>(c), as_lock(m)));
+  return cond_wait(c, m, -1);
+}
+
+int __wrap_pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+                                  const struct timespec *abstime) {
+  if (!shared(c)) return __real_pthread_cond_clockwait(c, m, clock, abstime);
+  if (!shared(m) || !valid_time(abstime) || !valid_clock(clock)) return EINVAL;
+  return cond_wait(c, m, wtime_deadline(clock, abstime));
 }
 
 int __wrap_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime) {
   if (!shared(c)) return __real_pthread_cond_timedwait(c, m, abstime);
-  if (!shared(m) || !abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000) return EINVAL;
-  // abstime is on CLOCK_REALTIME (the default condition clock); Agora's
-  // deadlines are agora_wtime() values.
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  double left = (double)(abstime->tv_sec - now.tv_sec) + (abstime->tv_nsec - now.tv_nsec) * 1e-9;
-  double deadline = agora_wtime() + (left > 0 ? left : 0);
-  return to_errno(agora_cond_timedwait(reinterpret_cast<agora_cond_t *>(c), as_lock(m), deadline));
+  clockid_t clock;
+  memcpy(&clock, reinterpret_cast<const char *>(c) + kCondClock, sizeof clock);
+  if (!shared(m) || !valid_time(abstime) || !valid_clock(clock)) return EINVAL;
+  return cond_wait(c, m, wtime_deadline(clock, abstime));
 }
 
 int __wrap_pthread_cond_signal(pthread_cond_t *c) {
@@ -246,6 +691,7 @@ int __wrap_pthread_once(pthread_once_t *once, void (*init)(void)) {
   if (*once == 0) {
     init();
     *once = 1;
+    stored(once, sizeof *once);
   }
   return to_errno(agora::shim_lock_address(once, false));
 }
@@ -273,6 +719,22 @@ int __wrap_sem_trywait(sem_t *s) {
   if (!shared(s)) return __real_sem_trywait(s);
   int status = agora_sem_trywait(reinterpret_cast<agora_sem_t *>(s));
   return sem_result(status, status == AGORA_BUSY ? EAGAIN : to_errno(status));
+}
+
+static int sem_timed(sem_t *s, clockid_t clock, const struct timespec *abstime) {
+  auto *sem = reinterpret_cast<agora_sem_t *>(s);
+  int status = retry_until(clock, abstime, [sem] { return agora_sem_trywait(sem); });
+  return sem_result(status, to_errno(status));
+}
+
+int __wrap_sem_timedwait(sem_t *s, const struct timespec *abstime) {
+  if (!shared(s)) return __real_sem_timedwait(s, abstime);
+  return sem_timed(s, CLOCK_REALTIME, abstime);
+}
+
+int __wrap_sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime) {
+  if (!shared(s)) return __real_sem_clockwait(s, clock, abstime);
+  return sem_timed(s, clock, abstime);
 }
 
 int __wrap_sem_post(sem_t *s) {

@@ -148,6 +148,7 @@ class Runtime final : public EngineHost {
   int unlock(uint64_t id);
   int trylock(uint64_t id);       // AGORA_OK or AGORA_BUSY
   int lock_destroy(uint64_t id);  // AGORA_OK or AGORA_ERR_MISUSE (held or waited for)
+  bool holds_lock(uint64_t id);   // the calling thread holds it (no message, no wait)
   // SPMD collectives (runtime_collectives.cpp).
   int barrier(bool patient = false, CollectiveKind kind = CollectiveKind::Barrier);
   int reduce(void *buf, size_t count, ReduceType type, ReduceOp op, CollectiveKind kind = CollectiveKind::Reduce);

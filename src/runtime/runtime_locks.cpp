@@ -65,6 +65,11 @@ int Runtime::lock_destroy(uint64_t id) {
 
 uint64_t Runtime::thread_token() { return this_thread_token(); }
 
+bool Runtime::holds_lock(uint64_t id) {
+  std::lock_guard<std::mutex> g(lock_);
+  return locks_->holds(id, this_thread_token());
+}
+
 int Runtime::unlock(uint64_t id) {
   // A program built with store tracing says exactly what the thread stored
   // in the span (regc sends those bytes; other protocols ignore them).
