@@ -10,7 +10,7 @@ namespace agora {
 namespace {
 
 TEST(Stats, FieldTableFollowsTheList) {
-  EXPECT_EQ(Stats::kFields, 45);
+  EXPECT_EQ(Stats::kFields, 46);
   EXPECT_STREQ(Stats::kField[0].name, "read_faults");
   EXPECT_EQ(Stats::kField[0].kind, StatKind::Counter);
   int peaks = 0, seconds = 0;
