@@ -280,7 +280,9 @@ struct EngineOptions {
   // RegcHomeWriteNoNotice: a home write the host tracked and reported makes
   // no entry; RegcStandingTwinRebased: a copy served with home writes not
   // yet in an entry becomes the page's standing twin, so that the next
-  // update lacks those writes (regc_home_writes.cpp).
+  // update lacks those writes (regc_home_writes.cpp). RegcReleaseSkipsSpans:
+  // a thread-sync release (thread barrier, post, create) broadcasts only
+  // ordinary entries, not the spans' (regc_publish.cpp).
   enum class Mutation {
     None,
     RegcSkipRule1,
@@ -288,7 +290,8 @@ struct EngineOptions {
     ScPrefetchIgnoresState,
     ScBatchSkipsReader,
     RegcHomeWriteNoNotice,
-    RegcStandingTwinRebased
+    RegcStandingTwinRebased,
+    RegcReleaseSkipsSpans
   } mutation = Mutation::None;
   // hlrc's write tracking and one-sided reads (sim_hlrc_test): a collected
   // home write gives no notice; a page newly shared by a one-sided reader

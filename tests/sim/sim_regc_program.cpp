@@ -1,5 +1,7 @@
 #include "sim/sim_regc_program.h"
 
+#include "agora/agora.h"
+
 #include <deque>
 #include <random>
 #include <set>
@@ -24,6 +26,11 @@ RegcProgram generate_regc_program(uint64_t seed, const RegcShape &s, int nodes, 
   std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15ull + 0x5ec);
   std::uniform_real_distribution<double> u(0, 1);
   std::vector<uint64_t> writes_of(words, 0);
+  // Which phases end with a thread barrier: from a generator of their own,
+  // so that the ops of every other seed's program stay as they were.
+  std::mt19937_64 kinds(seed * 0x2545f4914f6cdd1dull + 0xba7);
+  std::vector<bool> thread_barrier_ends(s.phases);
+  for (int ph = 0; ph < s.phases; ++ph) thread_barrier_ends[ph] = u(kinds) < s.thread_barrier_fraction;
   RegcProgram program(nodes * s.threads_per_node);
   for (auto &ops : program) {
     auto memory_ops = [&](int count) {
@@ -55,7 +62,7 @@ RegcProgram generate_regc_program(uint64_t seed, const RegcShape &s, int nodes, 
         }
         ops.push_back({RegcOpKind::Unlock, outer});
       }
-      ops.push_back({RegcOpKind::Barrier});
+      ops.push_back({thread_barrier_ends[ph] ? RegcOpKind::ThreadBarrier : RegcOpKind::Barrier});
     }
     for (int k = 0; k < s.final_reads; ++k) ops.push_back({RegcOpKind::Read, rng() % words});
   }
@@ -63,6 +70,10 @@ RegcProgram generate_regc_program(uint64_t seed, const RegcShape &s, int nodes, 
 }
 
 namespace {
+
+// The thread barrier's object (an address: the service's manager is its
+// page's home; nothing is stored there).
+constexpr uint64_t kThreadBarrierObject = 8;
 
 struct Thread {
   Rank node = 0;
@@ -73,6 +84,7 @@ struct Thread {
   bool lock_requested = false;  // the current Lock op's request has been made
   bool awaiting_grant = false;  // ... and its grant has not been seen yet
   BarrierVisit barrier;
+  bool thread_barrier_arrived = false;  // the current ThreadBarrier op's wait has been made
 };
 
 const char *mutation_name(EngineOptions::Mutation m) {
@@ -91,6 +103,8 @@ const char *mutation_name(EngineOptions::Mutation m) {
       return "RegcHomeWriteNoNotice";
     case EngineOptions::Mutation::RegcStandingTwinRebased:
       return "RegcStandingTwinRebased";
+    case EngineOptions::Mutation::RegcReleaseSkipsSpans:
+      return "RegcReleaseSkipsSpans";
   }
   return "?";
 }
@@ -139,7 +153,8 @@ RegcRunResult run_regc_program(const SimOptions &options, int threads_per_node, 
     if (t.blocked) {
       if (!t.waiter.done()) return false;
       t.blocked = false;
-      if (t.waiter.status != 0) {
+      const bool serial = t.waiter.status == AGORA_BARRIER_SERIAL && t.ops[t.pc].kind == RegcOpKind::ThreadBarrier;
+      if (t.waiter.status != 0 && !serial) {
         fail(who(ti) + ": a waiter completed with status " + std::to_string(t.waiter.status));
         return false;
       }
@@ -225,6 +240,19 @@ RegcRunResult run_regc_program(const SimOptions &options, int threads_per_node, 
           case BarrierStep::Blocked:
             return false;
         }
+        break;
+      case RegcOpKind::ThreadBarrier:
+        // One object for every round (the service numbers rounds); its
+        // page's home manages it.
+        if (!t.thread_barrier_arrived) {
+          t.thread_barrier_arrived = t.blocked = true;
+          t.waiter.reset();
+          t.waiter.status = 0;
+          node.thread_barriers().wait(kThreadBarrierObject, (uint32_t)threads.size(), &t.waiter);
+          return true;
+        }
+        t.thread_barrier_arrived = false;
+        oracle.passed_barrier((int)ti);
         break;
       case RegcOpKind::Signal:
         raised.insert(op.word);

@@ -1,7 +1,8 @@
 // Programs for the Regional Consistency tester: virtual threads on every
 // node issue ordinary reads and writes of words on tiny pages, spans of
 // several locks (nested up to two deep) reading and writing any words, and
-// barriers over all threads; every read is checked by RegcOracle. Random
+// barriers over all threads (node-level, or thread barriers as pthreads
+// programs use); every read is checked by RegcOracle. Random
 // programs come from a seed; directed ones are written by hand, ordered
 // between threads by Signal/Await (test scaffolding outside the model: it
 // orders execution, it makes nothing visible). Runs against any protocol.
@@ -20,8 +21,11 @@ enum class RegcOpKind {
   Lock,     // lock
   Unlock,   // lock
   Barrier,  // every thread of every node (node-level BarrierService)
-  Signal,   // word = signal number: marks it raised
-  Await,    // word = signal number: blocks until it is raised
+  // Every thread of every node, as pthread_barrier_wait (ThreadBarrierService:
+  // a release at the arrival, an acquire at the departure); rule 3 as Barrier.
+  ThreadBarrier,
+  Signal,  // word = signal number: marks it raised
+  Await,   // word = signal number: blocks until it is raised
 };
 struct RegcOp {
   RegcOpKind kind;
@@ -34,6 +38,9 @@ using RegcProgram = std::vector<std::vector<RegcOp>>;
 struct RegcShape {
   int threads_per_node = 2;
   int phases = 4;  // ended by barriers
+  // Of the phases, those ended by a thread barrier instead of the
+  // node-level one (by the seed; the same phases for every thread).
+  double thread_barrier_fraction = 0.5;
   int ops_per_phase = 24;
   int locks = 3;
   double span_fraction = 0.25;  // of a phase's ops that start a span

@@ -200,6 +200,15 @@ TEST(SimRegc, CheckerCatchesRegcSkippingSpanLog) {
   SKIP_UNLESS_BUILT("regc");
   expect_mutation_caught("regc", EngineOptions::Mutation::RegcSkipSpanLog, "RegcSkipSpanLog");
 }
+// A thread barrier (or any thread-sync release) that broadcasts only
+// ordinary entries leaves a span's stores unseen by a rank that kept its
+// copy and passes the barrier without taking the lock (SPLASH-3 FMM under
+// regc, issue 29).
+TEST(SimRegc, CheckerCatchesRegcReleaseSkippingSpans) {
+  SKIP_UNLESS_BUILT("regc");
+  expect_mutation_caught("regc", EngineOptions::Mutation::RegcReleaseSkipsSpans, "RegcReleaseSkipsSpans");
+  expect_mutation_caught("regc-page", EngineOptions::Mutation::RegcReleaseSkipsSpans, "RegcReleaseSkipsSpans");
+}
 TEST(SimRegc, CheckerCatchesRegcPageSkippingRule1) {
   SKIP_UNLESS_BUILT("regc-page");
   expect_mutation_caught("regc-page", EngineOptions::Mutation::RegcSkipRule1, "RegcSkipRule1");

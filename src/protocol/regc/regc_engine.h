@@ -64,6 +64,8 @@ class RegcEngine final : public ProtocolEngine {
 
   bool carries_consistency() const override { return true; }
   void release(std::function<void()> published) override;
+  // What a thread-sync release broadcasts besides ordinary entries.
+  void add_spans_to_release();
   void acquire(Payload info) override;
   void span_begin(uint64_t lock, std::function<void()> ready) override;
   void span_end(uint64_t lock, const std::vector<StoreRange> *stores) override;
@@ -192,6 +194,10 @@ class RegcEngine final : public ProtocolEngine {
 
   RegcLog unbroadcast_;    // own entries every rank needs before its next span (rule 1)
   RegcLog since_barrier_;  // own entries not yet delivered to every rank (rule 3)
+  // Other ranks' span entries applied here from lock logs, not yet passed
+  // on by a thread-sync release, and the newest version passed on per page.
+  RegcLog relayed_;
+  std::unordered_map<PageId, uint64_t> relayed_version_;
   unsigned broadcast_acks_outstanding_ = 0;
   std::vector<std::function<void()>> on_broadcast_;
 

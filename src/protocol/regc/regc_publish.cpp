@@ -200,7 +200,30 @@ void RegcEngine::on_entries_ack() {
 
 void RegcEngine::release(std::function<void()> published) {
   record(close_interval(Closing::Ordinary, nullptr), Closing::Ordinary);
+  add_spans_to_release();
   broadcast_then(std::move(published));
+}
+
+// A thread-sync release (a thread barrier's arrival, thread create or exit,
+// a semaphore post, a condition's wait or signal) orders everything before
+// it for whoever acquires after it, as in pthreads, and that acquire takes
+// nothing from it but the broadcast: so the broadcast carries span stores
+// too, not only ordinary ones (rule 3 for thread barriers). Those this rank
+// made since the last barrier, and those it learned from lock logs
+// (happens-before is transitive: a thread that took a lock and then posts
+// passes on what the lock brought). Without this a rank that kept a copy
+// read a lock-protected store made before a thread barrier as stale after
+// it (SPLASH-3 FMM, issue 29).
+void RegcEngine::add_spans_to_release() {
+  if (options_.mutation == EngineOptions::Mutation::RegcReleaseSkipsSpans) return;
+  for (const auto &e : since_barrier_.entries())
+    if (!e->broadcast) unbroadcast_.add(e);
+  for (const auto &e : relayed_.entries()) {
+    uint64_t &sent = relayed_version_[e->page];
+    sent = std::max(sent, e->version);
+    unbroadcast_.add(e);
+  }
+  relayed_.clear();
 }
 
 void RegcEngine::acquire(Payload info) {
@@ -221,7 +244,11 @@ void RegcEngine::lock_acquire(uint64_t lock, Payload info) {
       fatal("%s: malformed lock log of lock %llu", name(), (unsigned long long)lock);
     RegcLog &log = lock_logs_[lock];
     log.clear();  // the log that came with the lock is the whole of it
-    for (const auto &e : entries) log.add(e);
+    for (const auto &e : entries) {
+      log.add(e);
+      auto sent = relayed_version_.find(e->page);
+      if (sent == relayed_version_.end() || e->version > sent->second) relayed_.add(e);
+    }
     apply_all(std::move(entries));
   }
   settle_early_updates();  // the span starts now
@@ -300,6 +327,7 @@ void RegcEngine::barrier_complete(uint64_t epoch) {
   threaded_phases_.erase(threaded_phases_.begin(), threaded_phases_.upper_bound(epoch));
   const uint32_t applied_everywhere = threaded ? (phase_ >= 2 ? phase_ - 2 : 0) : phase_;
   unbroadcast_.drop_before_phase(applied_everywhere);
+  relayed_.drop_before_phase(applied_everywhere);
   for (auto &[lock, log] : lock_logs_) log.drop_before_phase(applied_everywhere);
   for (auto &[lock, log] : open_spans_) log.drop_before_phase(applied_everywhere);
 }
