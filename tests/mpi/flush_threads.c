@@ -18,9 +18,9 @@
 #define MAX_WRITERS 64
 
 struct shared {
-    uint64_t *data;  /* WORDS x MAX_WRITERS, word i of writer w at [i * MAX_WRITERS + w] */
-    uint64_t *flags; /* one per writer, on a page of their own */
-    uint64_t *stale; /* per writer: values older than the flag said */
+    uint64_t *data;               /* WORDS x MAX_WRITERS, word i of writer w at [i * MAX_WRITERS + w] */
+    uint64_t *flags;              /* one per writer, on a page of their own */
+    uint64_t *stale;              /* per writer: values older than the flag said */
     agora_thread_barrier_t start; /* the writers overlap from their first round */
     int writers;
     int rounds;
@@ -50,7 +50,8 @@ static void *writer(void *arg)
     CHECK(rc == AGORA_OK || rc == AGORA_BARRIER_SERIAL, "start barrier: %d", rc);
     double deadline = agora_wtime() + 90;
     for (int round = 1; round <= g->rounds; round++) {
-        for (int i = 0; i < WORDS; i++) data[i * MAX_WRITERS + w] = (uint64_t)round;
+        for (int i = 0; i < WORDS; i++)
+            data[i * MAX_WRITERS + w] = (uint64_t)round;
         flush((const void *)data, data_bytes);
         flags[w] = (uint64_t)round;
         flush((const void *)flags, flag_bytes);
@@ -80,8 +81,10 @@ int main(int argc, char **argv)
         g->flags = test_malloc_placed(4096, AGORA_PLACE_RANK, n - 1);
         g->stale = test_malloc(sizeof(uint64_t) * (size_t)writers);
         CHECK(g->data && g->flags && g->stale, "global arrays");
-        for (int i = 0; i < WORDS * MAX_WRITERS; i++) g->data[i] = 0;
-        for (int w = 0; w < writers; w++) g->flags[w] = g->stale[w] = 0;
+        for (int i = 0; i < WORDS * MAX_WRITERS; i++)
+            g->data[i] = 0;
+        for (int w = 0; w < writers; w++)
+            g->flags[w] = g->stale[w] = 0;
         g->writers = writers;
         CHECK(agora_thread_barrier_init(&g->start, (unsigned)writers) == AGORA_OK, "start barrier");
         g->rounds = rounds;

@@ -58,8 +58,10 @@ static pid_t worker_pid[2];
 static void run_pair(const char *phase, void *(*fn)(void *))
 {
     pthread_t t[2];
-    for (long i = 0; i < 2; ++i) CHECK(pthread_create(&t[i], NULL, fn, (void *)i) == 0, "%s: create", phase);
-    for (int i = 0; i < 2; ++i) CHECK(pthread_join(t[i], NULL) == 0, "%s: join", phase);
+    for (long i = 0; i < 2; ++i)
+        CHECK(pthread_create(&t[i], NULL, fn, (void *)i) == 0, "%s: create", phase);
+    for (int i = 0; i < 2; ++i)
+        CHECK(pthread_join(t[i], NULL) == 0, "%s: join", phase);
     CHECK(worker_pid[0] != worker_pid[1], "%s: both workers ran in process %d (want two ranks)", phase,
           (int)worker_pid[0]);
     printf("%s done (failures so far %d)\n", phase, failures);
@@ -238,7 +240,8 @@ static void recursive_rules(pthread_mutex_t *m, const char *which)
     CHECK(pthread_mutex_trylock(m) == 0, "%s: trylock by the owner", which);
     struct timespec d = in(1);
     CHECK(pthread_mutex_timedlock(m, &d) == 0, "%s: timedlock by the owner", which);
-    for (int i = 0; i < 4; ++i) CHECK(pthread_mutex_unlock(m) == 0, "%s: unlock %d of 4", which, i + 1);
+    for (int i = 0; i < 4; ++i)
+        CHECK(pthread_mutex_unlock(m) == 0, "%s: unlock %d of 4", which, i + 1);
     CHECK(pthread_mutex_unlock(m) == EPERM, "%s: unlock of an unlocked mutex", which);
 }
 
@@ -353,7 +356,8 @@ static void *cond_timeouts(void *arg)
         sem_post(&step[0]);
         d = in(10);
         rc = 0;
-        while (!flag && rc == 0) rc = pthread_cond_timedwait(&cond, &mutex, &d);
+        while (!flag && rc == 0)
+            rc = pthread_cond_timedwait(&cond, &mutex, &d);
         CHECK(rc == 0 && flag, "cond_timedwait signalled: %d, flag %d", rc, flag);
         CHECK(pthread_mutex_unlock(&mutex) == 0, "unlock (waiter: held again on return)");
     }
@@ -383,7 +387,8 @@ static void *once_callers(void *arg)
 int main(int argc, char **argv)
 {
     if (argc > 1) iterations = atoi(argv[1]);
-    for (int i = 0; i < 4; ++i) sem_init(&step[i], 0, 0);
+    for (int i = 0; i < 4; ++i)
+        sem_init(&step[i], 0, 0);
     sem_init(&posted, 0, 0);
     sem_init(&never, 0, 0);
     sem_init(&later, 0, 0);
@@ -401,7 +406,8 @@ int main(int argc, char **argv)
     run_pair("rwlock counter", rw_counter);
     long writes = 0;
     for (long id = 0; id < 2; ++id)
-        for (int i = 0; i < iterations; ++i) writes += (i + id) % 4 < 3;
+        for (int i = 0; i < iterations; ++i)
+            writes += (i + id) % 4 < 3;
     CHECK(rw_a == writes && rw_b == writes, "rwlock: a = %ld, b = %ld, want %ld", rw_a, rw_b, writes);
     run_pair("rwlock sharing", rw_sharing);
     CHECK(pthread_rwlock_destroy(&rw) == 0, "rwlock destroy");
