@@ -37,8 +37,13 @@
 #define AGORA_PARMACS_H
 
 #include <agora/agora.h>
+#include <assert.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <semaphore.h>
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#include <stdatomic.h> /* SPLASH-3's macro file includes it for every file */
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +213,61 @@ static inline void agora_parmacs_require_program_mode_(void)
     {                                                                                                                  \
         agora_parmacs_check_(agora_unlock(&(a)[i]), "AULOCK", #a "[" #i "]");                                          \
     }
+
+/* AGETL(a, i): SPLASH-3's element i of a lock array (ALOCKDEC). */
+#define AGETL(a, i) ((a)[i])
+
+/* ---- Condition variables (SPLASH-3: cholesky, barnes, fmm) ----
+ * CONDVARWAIT(c, l) waits on c with the lock l (a LOCKDEC lock) held. */
+#define CONDVARDEC(c) agora_cond_t c;
+#define CONDVARINIT(c)                                                                                                 \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_cond_init(&(c)), "CONDVARINIT", #c);                                                \
+    }
+#define CONDVARWAIT(c, l)                                                                                              \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_cond_wait(&(c), &(l)), "CONDVARWAIT", #c);                                          \
+    }
+#define CONDVARSIGNAL(c)                                                                                               \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_cond_signal(&(c)), "CONDVARSIGNAL", #c);                                            \
+    }
+#define CONDVARBCAST(c)                                                                                                \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_cond_broadcast(&(c)), "CONDVARBCAST", #c);                                          \
+    }
+
+/* ---- Fences (SPLASH-3: RELEASE_FENCE(); in barnes) ----
+ * A fence that orders a thread's plain accesses for the other threads is,
+ * across ranks, a flush of everything this rank holds (OpenMP's flush
+ * without a list): the writes before it reach their homes and the reads
+ * after it see what other threads flushed before. */
+#define RELEASE_FENCE()                                                                                                \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_flush_all(), "RELEASE_FENCE", "");                                                  \
+    }
+#define ACQUIRE_FENCE()                                                                                                \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_flush_all(), "ACQUIRE_FENCE", "");                                                  \
+    }
+#define FULL_FENCE()                                                                                                   \
+    {                                                                                                                  \
+        agora_parmacs_check_(agora_flush_all(), "FULL_FENCE", "");                                                     \
+    }
+
+/* ---- SPLASH-3's region of interest markers and constants ----
+ * Written SPLASH3_ROI_BEGIN(); in the programs (c.m4.agora defines them in
+ * m4 too, where the bare name also works). */
+#define SPLASH3_ROI_BEGIN()
+#define SPLASH3_ROI_END()
+/* SPLASH-3's macro file defines these for every file (INCLUDES); programs
+ * that define them again use the same tokens. */
+#ifndef PAGE_SIZE
+#define PAGE_SIZE 4096
+#endif
+#ifndef __MAX_THREADS__
+#define __MAX_THREADS__ 256
+#endif
 
 /* ---- Barriers ---- */
 #define BARDEC(b) agora_thread_barrier_t b;
