@@ -385,7 +385,7 @@ class Runtime final : public EngineHost {
   std::unique_ptr<GlobalPointersHost> gptr_host_ = make_gptr_host(*this);
   GlobalPointers gptr_{*gptr_host_, config_};
   // Threads this rank created by the placement rule and has not joined: at
-  // most thread_slots() at once.
+  // most thread_slots() at once (outside program mode).
   std::set<std::pair<Rank, uint64_t>> placed_live_;
   uint64_t threads_placed_ = 0;  // agora_thread_create calls here (placement rule)
   // Under lock_: the OS threads of agora threads started here and not yet

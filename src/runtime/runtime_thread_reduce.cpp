@@ -13,7 +13,8 @@
 namespace agora {
 
 int Runtime::thread_reduction_init(uint64_t object, uint32_t count) {
-  if (count > (uint64_t)thread_slots()) {
+  // (In program mode threads may outnumber the slots: a count above them can be met.)
+  if (count > (uint64_t)thread_slots() && !program_mode_) {
     log_error(
         "agora_thread_reduction_init(%p): count %u can never be met: at most %d threads run at "
         "once (%d ranks x %d threads per rank); raise --threads-per-rank / "

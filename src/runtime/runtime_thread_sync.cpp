@@ -19,7 +19,8 @@ Rank Runtime::manager_of_key(uint64_t key) const {
 }
 
 int Runtime::thread_barrier_wait(uint64_t object, uint32_t count) {
-  if (count > (uint64_t)thread_slots()) {
+  // (In program mode threads may outnumber the slots: a count above them can be met.)
+  if (count > (uint64_t)thread_slots() && !program_mode_) {
     log_error(
         "agora_thread_barrier_wait(%p): count %u can never be met: at most %d threads run at "
         "once (%d ranks x %d threads per rank); raise --threads-per-rank / "

@@ -48,7 +48,10 @@ int Runtime::thread_create(Rank target, void *(*fn)(void *), void *arg, Rank *wh
   int refused = noted_wait(note, op.w, [&]() -> int {
     if (placed) {
       live = placed_live_.size();
-      if (live >= (size_t)thread_slots()) return AGORA_ERR_MISUSE;
+      // A pthreads program may start more threads than there are slots, as
+      // on one machine with more threads than cores: the placement rule
+      // goes round the ranks again (docs/programs.md, "Placement").
+      if (live >= (size_t)thread_slots() && !program_mode_) return AGORA_ERR_MISUSE;
       // In program mode main holds rank 0's first slot (SPLASH codes run the
       // worker in main too): the first thread goes to the next slot.
       uint64_t slot = threads_placed_++ + (program_mode_ && rank() == 0 ? 1 : 0);
