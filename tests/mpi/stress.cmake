@@ -66,3 +66,11 @@ endforeach()
 agora_failure_test(stress_long_kill_server_4_1_hlrc 30 "worker 0 kills memory server 3.*process rank 3 .*signal 9"
   ${AGORARUN} -n 4 --timeout 60 --memory-servers 1 --protocol hlrc --threads-per-rank 2 ${STRESS} --ops 2000 --kill-server)
 
+# Stores a fork-join thread makes inside a span must be visible after a
+# thread barrier and to the thread that joins it, without that lock
+# (tests/mpi/span_visibility.c; found by the stress under regc and regc-page).
+add_executable(test_span_visibility span_visibility.c)
+target_link_libraries(test_span_visibility PRIVATE agora)
+foreach(protocol ${AGORA_TEST_PROTOCOLS})
+  agora_mpi_test(span_visibility_2_${protocol} 2 60 --protocol ${protocol} $<TARGET_FILE:test_span_visibility> both 100)
+endforeach()
