@@ -33,6 +33,14 @@ set(AGORA_FULL_TIER_ONLY
   # condition or semaphore operation, which the fast tier's regc tests
   # cover; sc and hlrc run the program in the fast tier.
   "^program_sync_shims_2_regc$"
+  # The stress matrix (2-8 ranks, 1-2 threads per rank, every protocol, with
+  # and without a cache, memory servers; about 10 minutes): the fast tier
+  # keeps 2x2 runs under hlrc and regc (with the cache), the race-injection
+  # control and a rank killed mid-run (tests/mpi/stress.cmake).
+  "^stress_long_"
+  # What stores in spans must show after thread barriers and joins: regc
+  # needs it in the fast tier; sc and hlrc pass it by construction.
+  "^span_visibility_2_(sc|hlrc)$"
   CACHE INTERNAL "")
 
 # Tests that time things (idle servers, oversubscription, wake-ups, hang
