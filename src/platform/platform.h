@@ -50,6 +50,13 @@ struct GlobalRange {
 // the application view.
 bool vm_reserve(uintptr_t base, size_t size, GlobalRange *out, std::string *error);
 void vm_release(GlobalRange *range);
+// Program mode (address_layout_linux.cpp): restarts the process (execv of
+// itself, before MPI starts) without address-space randomisation unless it
+// already runs so or AGORA_ASLR=keep, so that every rank loads libc and the
+// other libraries at the same addresses. Returns if no restart was needed
+// or possible.
+void same_address_layout(char **argv);
+
 // Program mode (program_vm_linux.cpp). Grows the memory object by `bytes`
 // after the range (the service view grows with it and may move), for pages
 // that live elsewhere in the application's address space.

@@ -11,6 +11,7 @@
 #include "agora/agora.h"
 #include "api/private_stack.h"
 #include "common/log.h"
+#include "platform/platform.h"
 #include "program/program_abi.h"
 #include "program/program_state.h"
 #include "runtime/global_stacks.h"
@@ -100,6 +101,7 @@ extern "C" {
 
 void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t data_hi, uintptr_t bss_lo,
                          uintptr_t bss_hi) {
+  platform::same_address_layout(argv);  // may restart the process, before MPI starts
   ProgramRequest request;
   request.data_lo = data_lo;
   request.data_hi = data_hi;
