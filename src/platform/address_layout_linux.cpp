@@ -34,8 +34,10 @@ void same_address_layout(char **argv) {
   execv("/proc/self/exe", argv);
   // Still here: the executable cannot be run again (deleted, no /proc).
   // Go on randomised, and say why once.
-  std::fprintf(stderr, "agora: cannot restart without address randomisation (%s); pointers into libc's data "
-               "(a FILE *, strerror text) will not reach other ranks\n", std::strerror(errno));
+  std::fprintf(stderr,
+               "agora: cannot restart without address randomisation (%s); pointers into libc's data "
+               "(a FILE *, strerror text) will not reach other ranks\n",
+               std::strerror(errno));
   personality((unsigned long)current);
 }
 

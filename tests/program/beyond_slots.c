@@ -25,7 +25,8 @@ static void *worker(void *arg)
     slot[me] = me + 1;
     pthread_barrier_wait(&barrier);
     long bad = 0;
-    for (int w = 0; w < WORKERS; w++) bad += slot[w] != w + 1;
+    for (int w = 0; w < WORKERS; w++)
+        bad += slot[w] != w + 1;
     return (void *)bad;
 }
 

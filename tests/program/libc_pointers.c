@@ -34,8 +34,10 @@ int main(void)
     message = strerror(ENOENT);
     snprintf(expected, sizeof expected, "%s", message);
     pthread_t t[THREADS];
-    for (long i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, worker, (void *)i);
-    for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+    for (long i = 0; i < THREADS; i++)
+        pthread_create(&t[i], NULL, worker, (void *)i);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
     if (mismatches) {
         printf("FAIL: %ld threads read main's strerror text differently\n", mismatches);
         return 1;
