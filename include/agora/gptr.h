@@ -88,7 +88,10 @@ int agora_gptr_write(agora_gptr_t dst, const void *value, size_t width);
  * a signal at a time. A signal holds no resources: agora_gptr_signal_destroy
  * only checks that nothing counted on it is pending and no thread waits on
  * it (AGORA_ERR_MISUSE, the signal left as it was, if one is), after which
- * its memory may be reused. */
+ * its memory may be reused. agora_gptr_signal_init on a signal in use (some
+ * operations pending, or a waiter) is AGORA_ERR_MISUSE the same way. A
+ * zero-filled signal is valid without init; one that is neither is
+ * AGORA_ERR_INVALID_ARGUMENT ("never initialised") wherever it is passed. */
 typedef struct agora_gptr_signal {
     uint64_t opaque[4];
 } agora_gptr_signal_t;

@@ -50,6 +50,7 @@ int access(const char *fn, gptr::OpKind kind, agora_gptr_t g, const void *local,
   Runtime *rt = live(fn);
   if (!rt) return AGORA_ERR_NOT_INITIALIZED;
   if (!private_buffer(rt, fn, local, bytes)) return AGORA_ERR_INVALID_ARGUMENT;
+  if (signal && !rt->global_pointers().signal_valid(fn, signal_of(signal))) return AGORA_ERR_INVALID_ARGUMENT;
   gptr::Signal *s = signal ? signal_of(signal) : implicit ? rt->global_pointers().implicit_signal() : nullptr;
   return rt->global_pointers().access(fn, kind, g, const_cast<void *>(local), bytes, scalar, s);
 }
@@ -141,6 +142,9 @@ agora_status_t agora_gptr_signal_init(agora_gptr_signal_t *signal) {
     agora::log_error("agora_gptr_signal_init: null signal");
     return AGORA_ERR_INVALID_ARGUMENT;
   }
+  // With the runtime up, operations may still be counted on it: refused.
+  Runtime *rt = agora::api_runtime();
+  if (rt && !Runtime::in_forked_child()) return (agora_status_t)rt->global_pointers().signal_init(signal_of(signal));
   new (signal) gptr::Signal();
   return AGORA_OK;
 }
@@ -152,6 +156,8 @@ agora_status_t agora_gptr_signal_wait(agora_gptr_signal_t *signal) {
     agora::log_error("agora_gptr_signal_wait: null signal");
     return AGORA_ERR_INVALID_ARGUMENT;
   }
+  if (!rt->global_pointers().signal_valid("agora_gptr_signal_wait", signal_of(signal)))
+    return AGORA_ERR_INVALID_ARGUMENT;
   return (agora_status_t)rt->global_pointers().signal_wait(signal_of(signal));
 }
 
@@ -162,6 +168,8 @@ agora_status_t agora_gptr_signal_pending(agora_gptr_signal_t *signal, int64_t *p
     agora::log_error("agora_gptr_signal_pending: %s is NULL", !signal ? "signal" : "pending");
     return AGORA_ERR_INVALID_ARGUMENT;
   }
+  if (!rt->global_pointers().signal_valid("agora_gptr_signal_pending", signal_of(signal)))
+    return AGORA_ERR_INVALID_ARGUMENT;
   *pending = rt->global_pointers().signal_pending(signal_of(signal));
   return AGORA_OK;
 }
@@ -173,6 +181,8 @@ agora_status_t agora_gptr_signal_destroy(agora_gptr_signal_t *signal) {
     agora::log_error("agora_gptr_signal_destroy: null signal");
     return AGORA_ERR_INVALID_ARGUMENT;
   }
+  if (!rt->global_pointers().signal_valid("agora_gptr_signal_destroy", signal_of(signal)))
+    return AGORA_ERR_INVALID_ARGUMENT;
   // A waiter means a wait is under way, which counts as pending too.
   int64_t pending = rt->global_pointers().signal_pending(signal_of(signal));
   if (pending != 0) {

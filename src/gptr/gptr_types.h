@@ -23,8 +23,13 @@ inline uint64_t pointer_offset(uint64_t g) { return g & kOffsetMask; }
 // that have not completed; the thread waiting for zero, if any. Changed only
 // under the engine's lock.
 struct Signal {
+  // Set by construction (agora_gptr_signal_init): a signal whose word is
+  // neither this nor zero (a zero-filled one is valid, as for pthreads) was
+  // never initialised, and its other fields are garbage.
+  static constexpr uint64_t kMagic = 0x61676f7261736967ull;  // "agorasig"
   int64_t pending = 0;
   Waiter *waiter = nullptr;
+  uint64_t magic = kMagic;
   void issue(int64_t n = 1) { pending += n; }
   void complete(int64_t n = 1) {
     pending -= n;

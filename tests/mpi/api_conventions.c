@@ -200,6 +200,31 @@ static void signals(void)
     OK(agora_gptr_signal_destroy(&s));
     FAILS(agora_gptr_signal_pending(&s, NULL), AGORA_ERR_INVALID_ARGUMENT);
     FAILS(agora_gptr_signal_destroy(NULL), AGORA_ERR_INVALID_ARGUMENT);
+
+    /* Initialising a signal again while a get counted on it is under way is
+     * refused (the completions would land in the new one), and the signal
+     * still works. 4 MiB from the next rank take milliseconds. */
+    static char buf[4 << 20];
+    agora_gptr_t big = AGORA_GPTR_NULL;
+    OK(agora_gptr_mem_alloc(sizeof buf, &big));
+    OK(agora_gptr_signal_init(&s));
+    OK(agora_gptr_get_async(buf, agora_gptr_on(big, (me + 1) % nr), sizeof buf, &s));
+    FAILS(agora_gptr_signal_init(&s), AGORA_ERR_MISUSE);
+    OK(agora_gptr_signal_wait(&s));
+    OK(agora_gptr_signal_pending(&s, &pending));
+    CHECK(pending == 0, "%lld pending after the wait", (long long)pending);
+    OK(agora_gptr_signal_init(&s)); /* idle: allowed */
+    /* A signal never initialised is named as such; a zero-filled one is valid. */
+    agora_gptr_signal_t junk;
+    memset(&junk, 0x5a, sizeof junk);
+    FAILS(agora_gptr_signal_wait(&junk), AGORA_ERR_INVALID_ARGUMENT);
+    FAILS(agora_gptr_read_async(g, &got[0], 8, &junk), AGORA_ERR_INVALID_ARGUMENT);
+    FAILS(agora_gptr_signal_pending(&junk, &pending), AGORA_ERR_INVALID_ARGUMENT);
+    agora_gptr_signal_t zero;
+    memset(&zero, 0, sizeof zero);
+    OK(agora_gptr_read_async(g, &got[0], 8, &zero));
+    OK(agora_gptr_signal_wait(&zero));
+    CHECK(got[0] == 1000 + (uint64_t)me, "read through a zero-filled signal: %llu", (unsigned long long)got[0]);
     agora_barrier();
 }
 

@@ -5,6 +5,8 @@
 // signals, store_sync and releases.
 #include "runtime/global_pointers/global_pointers.h"
 
+#include <new>
+
 #include "agora/agora.h"
 #include "common/log.h"
 
@@ -169,7 +171,7 @@ int GlobalPointers::signal_wait(gptr::Signal *signal) {
   return host_.wait((uint64_t)host_.rank(), 2, w, [&] {
     std::lock_guard<std::mutex> gg(mu_);
     if (signal->waiter) {
-      log_error("agora_signal_wait: another thread already waits on this signal");
+      log_error("agora_gptr_signal_wait: another thread already waits on this signal");
       return (int)AGORA_ERR_MISUSE;
     }
     if (signal->pending)
@@ -178,6 +180,34 @@ int GlobalPointers::signal_wait(gptr::Signal *signal) {
       w.complete(0);
     return 0;
   });
+}
+
+int GlobalPointers::signal_init(gptr::Signal *signal) {
+  // Under the lock: completions arriving for operations counted on it
+  // change it there, and would otherwise land in the new signal (a count
+  // below zero, or a waiter woken for another wait).
+  std::lock_guard<std::mutex> gg(mu_);
+  if (signal->magic == gptr::Signal::kMagic && (signal->pending != 0 || signal->waiter)) {
+    log_error(
+        "agora_gptr_signal_init(%p): the signal is in use: %lld operations counted on it have not completed%s "
+        "(agora_gptr_signal_wait before initialising it again)",
+        (void *)signal, (long long)signal->pending, signal->waiter ? " and a thread waits on it" : "");
+    return AGORA_ERR_MISUSE;
+  }
+  new (signal) gptr::Signal();
+  return AGORA_OK;
+}
+
+bool GlobalPointers::signal_valid(const char *fn, gptr::Signal *signal) {
+  std::lock_guard<std::mutex> gg(mu_);
+  if (signal->magic == gptr::Signal::kMagic) return true;
+  if (signal->magic == 0 && signal->pending == 0 && signal->waiter == nullptr) {
+    signal->magic = gptr::Signal::kMagic;  // zero-filled: valid without init
+    return true;
+  }
+  log_error("%s(%p): the signal was never initialised (agora_gptr_signal_init first, or zero-fill it)", fn,
+            (void *)signal);
+  return false;
 }
 
 int64_t GlobalPointers::signal_pending(gptr::Signal *signal) {

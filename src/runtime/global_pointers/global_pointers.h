@@ -59,6 +59,13 @@ class GlobalPointers final : private gptr::Host {
   int access(const char *fn, gptr::OpKind kind, uint64_t g, void *local, uint64_t bytes, bool scalar,
              gptr::Signal *signal);
   int signal_wait(gptr::Signal *signal);
+  // agora_gptr_signal_init: AGORA_ERR_MISUSE (the signal left as it was) if
+  // it was initialised and operations counted on it are pending or a
+  // thread waits on it.
+  int signal_init(gptr::Signal *signal);
+  // A signal the program passes: initialised, or zero-filled (then marked
+  // initialised). Otherwise says so, naming fn, and returns false.
+  bool signal_valid(const char *fn, gptr::Signal *signal);
   // The calling thread's signal for split-phase operations given none (agora_gptr_sync).
   gptr::Signal *implicit_signal();
   // What stores are counted on (nobody waits on it; it lives as long as the rank).
