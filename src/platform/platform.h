@@ -239,9 +239,11 @@ uint64_t pid_namespace_id();
 bool code_ref_from_address(const void *fn, std::string *module, uint64_t *offset, std::string *error);
 void *code_ref_to_address(const std::string &module, uint64_t offset, std::string *error);
 
-// Whether this process could create or overwrite the file at `path` now
-// (without touching it): an existing file must be writable and not a
-// directory; a new one needs an existing, writable directory. On false,
+// Whether this process could create or overwrite the file at `path` now:
+// an existing file must open for writing (it is not truncated) and not be a
+// directory; a new one must be creatable in an existing directory (it is
+// created and removed again). Tried, not inferred from the mode bits, which
+// say nothing for root or for read-only and pseudo file systems. On false,
 // *reason says why (e.g. "directory /x does not exist").
 bool file_writable(const std::string &path, std::string *reason);
 

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -263,10 +264,14 @@ bool file_writable(const std::string &path, std::string *reason) {
       *reason = "it is a directory";
       return false;
     }
-    if (access(path.c_str(), W_OK) != 0) {
+    // Opened, not only access()ed: access() says yes to root whatever the
+    // mode, and knows nothing of read-only or pseudo file systems (/proc).
+    int fd = open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
       *reason = std::string("the file cannot be written: ") + system_error_text(errno);
       return false;
     }
+    close(fd);
     return true;
   }
   if (errno != ENOENT) {
@@ -283,10 +288,15 @@ bool file_writable(const std::string &path, std::string *reason) {
     *reason = dir + " is not a directory";
     return false;
   }
-  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+  // Created and removed again, for the same reason as above.
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST) return true;  // made meanwhile by someone else: it exists now
     *reason = "directory " + dir + " is not writable: " + system_error_text(errno);
     return false;
   }
+  close(fd);
+  unlink(path.c_str());
   return true;
 }
 
