@@ -5,6 +5,10 @@
  *                         after agora_finalize the program's handler is the kernel's.
  *   signals segv-default  signal(SIGSEGV, SIG_DFL) then a wild write: must die
  *   signals segv-ignored  signal(SIGSEGV, SIG_IGN) then a wild write: must die
+ *   signals segv-blocked  the program blocks SIGSEGV (sigprocmask, then
+ *                         pthread_sigmask with a full set) and the ranks
+ *                         exchange pages: Agora's faults still work, and the
+ *                         mask the program reads back leaves SIGSEGV out.
  *   signals flood SIG N   a thread sends the process N SIGURGs and N signals SIG
  *                         (a number, or "auto" = SIGRTMIN+5, the default doorbell)
  *                         one by one while the ranks exchange pages and locks;
@@ -213,6 +217,26 @@ static int segv_dies(sighandler_t action)
 
 static atomic_long urg_seen, other_seen;
 static atomic_int sender_done;
+static int segv_blocked(void)
+{
+    int n = agora_nranks();
+    int *g = test_alloc((size_t)n * PAGE);
+    sigset_t set, now;
+    sigemptyset(&set);
+    sigaddset(&set, SIGSEGV);
+    CHECK(sigprocmask(SIG_BLOCK, &set, NULL) == 0, "sigprocmask");
+    exchange(g, 1);
+    sigfillset(&set);
+    CHECK(pthread_sigmask(SIG_SETMASK, &set, &now) == 0, "pthread_sigmask");
+    exchange(g, 2);
+    CHECK(pthread_sigmask(SIG_SETMASK, &now, &set) == 0, "pthread_sigmask");
+    CHECK(!sigismember(&set, SIGSEGV) && sigismember(&set, SIGUSR1), "SIGSEGV blocked (%d) or SIGUSR1 not (%d)",
+          sigismember(&set, SIGSEGV), sigismember(&set, SIGUSR1));
+    PASS("signals segv-blocked");
+    agora_finalize();
+    return 0;
+}
+
 static int other_sig, per_signal;
 static long lost_urg, lost_other;
 
@@ -355,8 +379,9 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "segv")) return segv();
     if (!strcmp(mode, "segv-default")) return segv_dies(SIG_DFL);
     if (!strcmp(mode, "segv-ignored")) return segv_dies(SIG_IGN);
+    if (!strcmp(mode, "segv-blocked")) return segv_blocked();
     if (!strcmp(mode, "flood") && argc > 3) return flood(argv[2], atoi(argv[3]));
     if (!strcmp(mode, "blocked") && argc > 3) return blocked(atoi(argv[2]), atoi(argv[3]));
-    CHECK(0, "usage: signals segv|segv-default|segv-ignored|flood SIG|auto N|blocked SIG N");
+    CHECK(0, "usage: signals segv|segv-default|segv-ignored|segv-blocked|flood SIG|auto N|blocked SIG N");
     return 1;
 }

@@ -5,11 +5,16 @@
  *   exit_status  main calls exit(3) after its threads ran: the job ends with 3
  *   return_status  main returns 4
  *   thread_exit  a thread calls exit(5): the job ends with a message
+ *   sigmask      main and a thread on the last rank block every signal,
+ *                SIGSEGV included, then share a global: Agora's faults
+ *                still work (the rank died silently)
  *   private_ptr  a thread on another rank follows a pointer to rank 0's
  *                private memory (getenv's string, on rank 0's process
  *                stack, which ASLR places elsewhere on other ranks): a hint
  *                names the address
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +47,18 @@ static void *exiting_thread(void *arg)
     exit(5);
 }
 
+static volatile long shared_value; /* homed on rank 0 */
+
+static void *masked_thread(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, NULL);
+    shared_value += 41;
+    return NULL;
+}
+
 static void *private_reader(void *arg)
 {
     (void)arg;
@@ -70,6 +87,13 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "thread_exit")) {
         agora_thread_create_on(&t, last, exiting_thread, NULL);
         agora_thread_join(t, NULL);
+    } else if (!strcmp(mode, "sigmask")) {
+        sigset_t all;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, NULL);
+        agora_thread_create_on(&t, last, masked_thread, NULL);
+        agora_thread_join(t, NULL);
+        printf("sigmask: %ld\n", shared_value);
     } else if (!strcmp(mode, "private_ptr")) {
         private_string = getenv("PATH"); /* a string in rank 0's own memory */
         agora_thread_create_on(&t, last, private_reader, NULL);
