@@ -14,6 +14,8 @@ using agora::Runtime;
 
 namespace {
 Runtime *g_rt = nullptr;
+// Set by agora_finalize: Agora, like MPI, starts once per process.
+bool g_finalized = false;
 
 bool forked_child(const char *fn) {
   if (!Runtime::in_forked_child()) return false;
@@ -27,7 +29,7 @@ bool forked_child(const char *fn) {
 
 Runtime *live(const char *fn) {
   if (forked_child(fn)) return nullptr;
-  if (!g_rt) agora::log_error("%s called before agora_init (or after agora_finalize)", fn);
+  if (!g_rt) agora::log_error("%s called %s", fn, g_finalized ? "after agora_finalize" : "before agora_init");
   return g_rt;
 }
 }  // namespace
@@ -73,6 +75,14 @@ int agora_init(int *argc, char ***argv) {
     agora::log_error("agora_init called twice");
     return AGORA_ERR_INVALID_ARGUMENT;
   }
+  if (g_finalized) {
+    // MPI cannot be initialised again either; its own message would be the
+    // only one, followed by an abort.
+    agora::log_error(
+        "agora_init called after agora_finalize: Agora starts once per process (as MPI does); "
+        "call agora_finalize only when the program is done with Agora");
+    return AGORA_ERR_MISUSE;
+  }
   int status = AGORA_OK;
   Runtime *rt = Runtime::start(argc, argv, &status, [](Runtime *started) {
     g_rt = started;
@@ -89,6 +99,7 @@ int agora_finalize(void) {
   RUNTIME_OR("agora_finalize", AGORA_ERR_NOT_INITIALIZED);
   int status = rt->stop();
   g_rt = nullptr;
+  g_finalized = true;
   return status;
 }
 

@@ -22,7 +22,9 @@
  * Misuse that returns an error at once (the program checks it and passes):
  *   misbehave lock_twice          a thread locks a lock it holds
  *   misbehave barrier_threads     two threads of rank 0 call agora_barrier
- *   misbehave barrier_agora_thread  a fork-join thread calls agora_barrier  */
+ *   misbehave barrier_agora_thread  a fork-join thread calls agora_barrier
+ *   misbehave init_again          agora_init after agora_finalize: AGORA_ERR_MISUSE
+ *                                 and a message (was Open MPI's abort) */
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -45,6 +47,9 @@ static void *thread_barrier(void *arg)
     (void)arg;
     return (void *)(intptr_t)agora_barrier();
 }
+
+static int argc_saved;
+static char **argv_saved;
 
 /* Misuse the runtime reports at once; returns 1 if `how` was one of them. */
 static int misuse_at_once(const char *how)
@@ -74,6 +79,16 @@ static int misuse_at_once(const char *how)
         agora_finalize();
         PASS(how);
         exit(0);
+    } else if (!strcmp(how, "init_again")) {
+        int me = agora_rank();
+        agora_finalize();
+        int status = agora_init(&argc_saved, &argv_saved);
+        if (status != AGORA_ERR_MISUSE) {
+            fprintf(stderr, "rank %d: agora_init after agora_finalize returned %d\n", me, status);
+            exit(1);
+        }
+        if (me == 0) printf("PASS %s\n", how);
+        exit(0);
     } else {
         return 0;
     }
@@ -92,6 +107,7 @@ int main(int argc, char **argv)
         return 0; /* the test expects a failure: this one would not be agora's */
     }
     agora_init(&argc, &argv);
+    argc_saved = argc, argv_saved = argv;
     misuse_at_once(how);
     int *data = test_alloc(4096 * 4);
     agora_barrier();
