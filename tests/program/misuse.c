@@ -8,12 +8,18 @@
  *   sigmask      main and a thread on the last rank block every signal,
  *                SIGSEGV included, then share a global: Agora's faults
  *                still work (the rank died silently)
+ *   handles      the pthread calls that take a thread handle: on main's
+ *                own handle they act on its OS thread; on a thread of
+ *                rank 1 each returns ENOTSUP with a message (they crashed)
  *   private_ptr  a thread on another rank follows a pointer to rank 0's
  *                private memory (getenv's string, on rank 0's process
  *                stack, which ASLR places elsewhere on other ranks): a hint
  *                names the address
  */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,6 +65,68 @@ static void *masked_thread(void *arg)
     return NULL;
 }
 
+static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
+
+static void *gated_thread(void *arg)
+{
+    pthread_mutex_lock(&gate); /* held by main until it is done with the handle */
+    pthread_mutex_unlock(&gate);
+    return arg;
+}
+
+#define EXPECT(call, want)                                                                                             \
+    do {                                                                                                               \
+        int r_ = (call);                                                                                               \
+        if (r_ != (want)) {                                                                                            \
+            printf("%s returned %d, expected %d\n", #call, r_, (int)(want));                                           \
+            bad = 1;                                                                                                   \
+        }                                                                                                              \
+    } while (0)
+
+static int handles(void)
+{
+    int bad = 0;
+    pthread_t self = pthread_self(), w;
+    char name[32] = "";
+    cpu_set_t cpus;
+    struct sched_param sp;
+    int policy = 0;
+    clockid_t clock;
+    void *ret = NULL;
+    struct timespec now = {0, 0};
+    pthread_attr_t attr;
+    union sigval value = {0};
+    EXPECT(pthread_setname_np(self, "agora-main"), 0);
+    EXPECT(pthread_getname_np(self, name, sizeof name), 0);
+    EXPECT(strcmp(name, "agora-main"), 0);
+    EXPECT(pthread_kill(self, 0), 0);
+    EXPECT(pthread_getaffinity_np(self, sizeof cpus, &cpus), 0);
+    EXPECT(pthread_getschedparam(self, &policy, &sp), 0);
+    EXPECT(pthread_getcpuclockid(self, &clock), 0);
+    EXPECT(pthread_getattr_np(self, &attr), ENOTSUP);
+    pthread_mutex_lock(&gate);
+    EXPECT(pthread_create(&w, NULL, gated_thread, (void *)7), 0);
+    EXPECT(pthread_cancel(w), ENOTSUP);
+    EXPECT(pthread_kill(w, 0), ENOTSUP);
+    EXPECT(pthread_sigqueue(w, SIGUSR1, value), ENOTSUP);
+    EXPECT(pthread_setname_np(w, "worker"), ENOTSUP);
+    EXPECT(pthread_getname_np(w, name, sizeof name), ENOTSUP);
+    EXPECT(pthread_tryjoin_np(w, &ret), ENOTSUP);
+    EXPECT(pthread_timedjoin_np(w, &ret, &now), ENOTSUP);
+    EXPECT(pthread_getattr_np(w, &attr), ENOTSUP);
+    EXPECT(pthread_setaffinity_np(w, sizeof cpus, &cpus), ENOTSUP);
+    EXPECT(pthread_getaffinity_np(w, sizeof cpus, &cpus), ENOTSUP);
+    EXPECT(pthread_setschedparam(w, policy, &sp), ENOTSUP);
+    EXPECT(pthread_getschedparam(w, &policy, &sp), ENOTSUP);
+    EXPECT(pthread_setschedprio(w, 0), ENOTSUP);
+    EXPECT(pthread_getcpuclockid(w, &clock), ENOTSUP);
+    pthread_mutex_unlock(&gate);
+    EXPECT(pthread_join(w, &ret), 0);
+    EXPECT((int)(intptr_t)ret, 7);
+    printf("handles: %s\n", bad ? "FAILED" : "ok");
+    return bad;
+}
+
 static void *private_reader(void *arg)
 {
     (void)arg;
@@ -94,6 +162,8 @@ int main(int argc, char **argv)
         agora_thread_create_on(&t, last, masked_thread, NULL);
         agora_thread_join(t, NULL);
         printf("sigmask: %ld\n", shared_value);
+    } else if (!strcmp(mode, "handles")) {
+        if (handles()) return 1;
     } else if (!strcmp(mode, "private_ptr")) {
         private_string = getenv("PATH"); /* a string in rank 0's own memory */
         agora_thread_create_on(&t, last, private_reader, NULL);
