@@ -52,6 +52,24 @@ bool AddressSpace::maybe_allocated(uintptr_t addr) const {
   return arena_owner(addr) >= 0;
 }
 
+uintptr_t AddressSpace::first_unallocated(uintptr_t lo, uintptr_t hi) const {
+  if (hi <= lo) return 0;
+  // Both ends in the range proper (windows lie outside it): so is all between.
+  const bool in_range = lo >= base_ && hi - 1 < base_ + total_;
+  if (in_range && !windows_.contains(lo) && !windows_.contains(hi - 1)) {
+    const PageId last = page_of(hi - 1);
+    if (last < collective_pages_ && last < collective_pages_used()) return 0;
+    const Rank owner = arena_owner(lo);
+    if (owner >= 0 && arena_owner(hi - 1) == owner) return 0;
+  }
+  const uintptr_t start = lo & ~(uintptr_t)(page_ - 1);
+  for (uintptr_t a = start; a < hi && a >= start; a += page_) {
+    const uintptr_t at = a < lo ? lo : a;
+    if (!maybe_allocated(at)) return at;
+  }
+  return 0;
+}
+
 Rank AddressSpace::arena_owner(uintptr_t addr) const {
   if (!contains(addr) || windows_.contains(addr)) return -1;
   PageId p = page_of(addr);

@@ -53,6 +53,11 @@ class AddressSpace {
   // Is the address inside memory some rank may have allocated? (Collective
   // pages beyond the bump pointer are not; arena pages are decided by their home.)
   bool maybe_allocated(uintptr_t addr) const;
+  // The first address of [lo, hi) (at lo or a page start) that is not
+  // maybe_allocated, or 0 if there is none. Without a walk when the range
+  // lies in the collective region's used part or in one rank's arena, so
+  // that checking a huge region costs nothing.
+  uintptr_t first_unallocated(uintptr_t lo, uintptr_t hi) const;
 
   // Collective: reserve pages for `bytes` with the given placement. Returns
   // the first page, or false if the collective region has fewer free pages

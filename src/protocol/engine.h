@@ -211,6 +211,17 @@ class ProtocolEngine {
   // The same for every page this rank holds a copy of or homes (flush with
   // no list: all of this rank's view of global memory).
   virtual void flush_all(std::function<void()> done) { done(); }
+  // The pages of [first, end) that flush() would act on here, appended to
+  // *out in page order; the others, which flush() would only count, are
+  // counted as flush_unmapped (a home page nobody observes included, which
+  // flush() counts as CASE-4). Lets the runtime flush a huge region of
+  // which this rank holds a few pages at the cost of those pages
+  // (runtime_flush.cpp). The default suits sc, whose flush does nothing.
+  virtual void flush_pages_within(PageId first, PageId end, std::vector<PageId> *out) {
+    (void)first;
+    (void)end;
+    (void)out;
+  }
 
   // ---- freed memory (agora_free of a placed allocation) -----------------------
   // Every rank calls this for [first, first+count) while the pages still have

@@ -16,10 +16,17 @@
  *    ranks: with the observer model a remote copy is refreshed once and
  *    then moves nothing (CASE-3); a home's changes send one notice.
  * Every wait is bounded: a spin that lasts longer than the bound fails.
- * Usage: test_flush ROUNDS STEPS */
+ * Usage: test_flush ROUNDS STEPS
+ *        test_flush huge GIB: rank 0 agora_mem_mallocs GIB GiB, rank 1
+ *        writes one word of it and flushes the whole region, then a flag;
+ *        rank 0 sees the word and flushes the whole region too. Each flush
+ *        must cost the page touched (under 1 s, under 64 MiB more resident
+ *        memory), not the 256 Ki pages of each GiB. Run with AGORA_MEMORY
+ *        more than 4 x GIB on 2 ranks. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -254,9 +261,61 @@ static void table_iv(int iterations)
     agora_barrier();
 }
 
+static long max_rss_mib(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss / 1024;
+}
+
+static void huge(size_t gib)
+{
+    int me = agora_rank();
+    const size_t bytes = gib << 30, at = (bytes / 2) & ~(size_t)(PAGE - 1);
+    volatile int64_t *shared = test_alloc(2 * PAGE); /* [0]: the region, [PAGE/8]: the flag */
+    if (me == 0) {
+        void *p = NULL;
+        CHECK(agora_mem_malloc(bytes, &p) == AGORA_OK, "agora_mem_malloc(%zu GiB)", gib);
+        shared[0] = (int64_t)(intptr_t)p;
+    }
+    agora_barrier();
+    char *region = (char *)(intptr_t)shared[0];
+    volatile int64_t *flag = shared + PAGE / 8;
+    long rss = max_rss_mib();
+    double t = agora_wtime();
+    if (me == 1) {
+        *(volatile int64_t *)(region + at) = 42;
+        flush(region, bytes);
+        t = agora_wtime() - t;
+        *flag = 1;
+        flush((const void *)flag, 8);
+    } else if (me == 0) {
+        do {
+            flush((const void *)flag, 8);
+            spin_check("huge flag", 0);
+        } while (!*flag);
+        t = agora_wtime();
+        flush(region, bytes);
+        t = agora_wtime() - t;
+        CHECK(*(volatile int64_t *)(region + at) == 42, "the flushed word reads %lld",
+              (long long)*(volatile int64_t *)(region + at));
+    }
+    long grown = max_rss_mib() - rss;
+    printf("rank %d: flush of %zu GiB: %.3f s, peak resident memory +%ld MiB\n", me, gib, t, grown);
+    CHECK(t < 1.0 && grown < 64, "a flush of %zu GiB with one page touched took %.2f s and %ld MiB", gib, t, grown);
+    agora_barrier();
+}
+
 int main(int argc, char **argv)
 {
     CHECK(agora_init(&argc, &argv) == AGORA_OK, "init");
+    if (argc > 2 && !strcmp(argv[1], "huge")) {
+        g_deadline = agora_wtime() + 60;
+        huge((size_t)atoi(argv[2]));
+        PASS("flush huge");
+        agora_finalize();
+        return 0;
+    }
     int rounds = argc > 1 ? atoi(argv[1]) : 100;
     int steps = argc > 2 ? atoi(argv[2]) : 100;
     int n = agora_nranks();

@@ -37,6 +37,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/stats.h"
 #include "protocol/engine.h"
 #include "protocol/shared/flush_observers.h"
 #include "protocol/shared/page_copies.h"
@@ -71,6 +72,12 @@ class HlrcEngine final : public ProtocolEngine {
   void raise_page_floor(const std::vector<uint32_t> &floor) override;
   void flush(const std::vector<StoreRange> &ranges, std::function<void()> done) override;
   void flush_all(std::function<void()> done) override;
+  void flush_pages_within(PageId first, PageId end, std::vector<PageId> *out) override {
+    const size_t before = out->size();
+    flush_.pages_within(
+        pages_, [this](PageId page) { return is_home(page); }, first, end, out);
+    host_.stats().flush_unmapped += (end - first) - (out->size() - before);
+  }
   Eviction evict(PageId page) override;
   void end_evictions() override;
   bool frame_in_use(PageId page) const override;

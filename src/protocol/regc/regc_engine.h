@@ -43,6 +43,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/stats.h"
 #include "protocol/engine.h"
 #include "protocol/regc/regc_entries.h"
 #include "protocol/shared/flush_observers.h"
@@ -80,6 +81,12 @@ class RegcEngine final : public ProtocolEngine {
   void raise_page_floor(const std::vector<uint32_t> &floor) override;
   void flush(const std::vector<StoreRange> &ranges, std::function<void()> done) override;
   void flush_all(std::function<void()> done) override;
+  void flush_pages_within(PageId first, PageId end, std::vector<PageId> *out) override {
+    const size_t before = out->size();
+    flush_.pages_within(
+        pages_, [this](PageId page) { return is_home(page); }, first, end, out);
+    host_.stats().flush_unmapped += (end - first) - (out->size() - before);
+  }
   Eviction evict(PageId page) override;
   void end_evictions() override;
   bool frame_in_use(PageId page) const override;

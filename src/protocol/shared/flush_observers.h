@@ -16,6 +16,8 @@
 // Engines never block: a flush is a count of page operations outstanding
 // (begin/expect/finish) whose `done` runs when the last one ends.
 #pragma once
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -128,6 +130,30 @@ class FlushObservers {
     observed_pages(&observed);
     for (PageId page : observed) all.push_back({page, 0, size});
     return all;
+  }
+
+  // The pages of all_pages within [first, end), in page order, appended to
+  // *out. Costs the smaller of the range and the state held (a lookup per
+  // page of a short range, a walk of the maps for a long one), so that a
+  // flush of a huge region costs what this rank holds of it.
+  template <class PageStates, class IsHome>
+  void pages_within(const PageStates &pages, IsHome is_home, PageId first, PageId end, std::vector<PageId> *out) const {
+    auto wanted = [&](PageId page, const auto &s) { return !is_home(page) && (s.access != Access::None || s.dirty); };
+    if (end <= first) return;
+    if (end - first <= pages.size() + homes_.size()) {
+      for (PageId page = first; page < end; ++page) {
+        auto it = pages.find(page);
+        if ((it != pages.end() && wanted(page, it->second)) || homes_.count(page)) out->push_back(page);
+      }
+      return;
+    }
+    const size_t from = out->size();
+    for (const auto &[page, s] : pages)
+      if (page >= first && page < end && wanted(page, s)) out->push_back(page);
+    for (const auto &[page, o] : homes_)
+      if (page >= first && page < end) out->push_back(page);
+    std::sort(out->begin() + (std::ptrdiff_t)from, out->end());
+    out->erase(std::unique(out->begin() + (std::ptrdiff_t)from, out->end()), out->end());
   }
 
   // Change notices and their acks (both sides).
