@@ -151,6 +151,13 @@ bool vm_exclude_pool_from_fork(const FramePool &pool, std::string *error);
 // hook). posix_spawn/vfork children share the memory image until they exec
 // and run no hook, so system() and popen() are unaffected.
 bool fork_child_hook_install(void (*child)(), std::string *error);
+// Program mode: the child keeps copies instead (fork_linux.cpp): every
+// mapping of global memory, the application view and these windows of the
+// executable, becomes private memory with what this rank could read at the
+// fork; the rest stays inaccessible. Called for each window as it is mapped.
+void fork_copy_window(uintptr_t lo, size_t len);
+// In a fork() child: whether it kept such copies.
+bool fork_child_has_copies();
 
 // System calls on global memory. The kernel does not fault a user copy in
 // (a read() into a page without access fails with EFAULT or comes back

@@ -39,6 +39,7 @@ bool vm_map_window(const GlobalRange &range, uintptr_t addr, size_t len, uint64_
              " bytes of the program's data: " + system_error_text(errno);
     return false;
   }
+  fork_copy_window(addr, len);
   return true;
 }
 

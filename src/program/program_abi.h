@@ -30,6 +30,8 @@ void *agora_program_realloc(void *p, size_t bytes); /* p owned or NULL */
 void *agora_program_memalign(size_t alignment, size_t bytes);
 void agora_program_free(void *p);
 size_t agora_program_usable_size(const void *p);
+/* In a fork() child: a copy of p's block (global, as the child sees it) moved into libc's heap. */
+void *agora_program_child_realloc(void *p, size_t bytes);
 
 #ifdef __cplusplus
 }

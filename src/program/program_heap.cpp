@@ -90,7 +90,12 @@ void program_heap_start(const AddressSpace &space, HeapPlacement heap) {
 
 extern "C" {
 
-int agora_program_heap_active(void) { return agora::program_started() && !agora::program_finished() ? 1 : 0; }
+// Not in a fork() child: its copies of global blocks are private memory,
+// and the global heap is the job's; the child allocates from libc (and a
+// free of a copied block leaves it to the child's exit).
+int agora_program_heap_active(void) {
+  return agora::program_started() && !agora::program_finished() && !agora::Runtime::in_forked_child() ? 1 : 0;
+}
 
 int agora_program_heap_owns(const void *p) { return in_range(p); }
 
@@ -139,6 +144,25 @@ void *agora_program_realloc(void *p, size_t bytes) {
   if (!q) return nullptr;  // p stays valid, as libc's realloc leaves it
   std::memcpy(q, p, old);
   agora_program_free(p);
+  return q;
+}
+
+void *agora_program_child_realloc(void *p, size_t bytes) {
+  // A fork() child's copy of a global block: into libc's heap (the copy
+  // itself is left to the child's exit). The header is checked locally: the
+  // child has no runtime to ask.
+  if (!agora::Runtime::in_forked_child()) return nullptr;  // after the job: the heap is gone
+  const Header *h = header_of(p);
+  if (((uintptr_t)p & (kHeader - 1)) != 0 || h->magic != kMagic) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  void *q = std::malloc(bytes ? bytes : 1);  // libagora's malloc is libc's
+  if (!q) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  std::memcpy(q, p, h->size < bytes ? h->size : bytes);
   return q;
 }
 

@@ -61,6 +61,12 @@ char **copy_strings(char **strings, int count) {
 // Rank 0's exit handler (registered before the program's own, so it runs
 // after them): ends the job for every rank.
 void finish_job(int status, void *) {
+  // A fork() child is no rank: it ends here, before MPI's exit handlers,
+  // and never ends the job or waits for its threads.
+  if (Runtime::in_forked_child()) {
+    std::fflush(nullptr);
+    _exit(status);
+  }
   if (g_finished.load() || !g_started.load()) return;
   if (platform::thread_id() != platform::process_id()) {
     log_error(
@@ -143,6 +149,7 @@ void agora_program_main(int (*real_main)(int, char **, char **), int argc, char 
 
 void agora_program_exit(int status) {
   if (!g_started.load() || g_finished.load()) return;
+  if (Runtime::in_forked_child()) return;  // libc's exit, then finish_job's _exit
   if (tl_main && in_body()) {
     // Leave main's global stack first: the job ends on the private one.
     g_main.exit_called = true;

@@ -75,7 +75,8 @@ void __wrap_free(void *p)
 
 void *__wrap_realloc(void *p, size_t n)
 {
-    if (!agora_program_heap_active()) return agora_program_heap_owns(p) ? NULL : __real_realloc(p, n);
+    if (!agora_program_heap_active())
+        return agora_program_heap_owns(p) ? agora_program_child_realloc(p, n) : __real_realloc(p, n);
     if (!p || agora_program_heap_owns(p)) return agora_program_realloc(p, n);
     /* A block libc allocated (e.g. getline's) moves into global memory. */
     if (n == 0) {

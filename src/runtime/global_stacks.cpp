@@ -1,5 +1,9 @@
 #include "runtime/global_stacks.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/log.h"
@@ -100,6 +104,17 @@ void *Runtime::run_body(void *(*fn)(void *), void *arg, const std::string &who, 
   }
   *exited = tl_body.exited;
   void *ret = tl_body.exit_ret;
+  // A fork() child that ends its copy of main or of a thread ends there, as
+  // a process whose only thread returns does: the runtime's state is its
+  // parent's (its locks may be held by threads the child does not have).
+  // Program mode runs the program's exit handlers; the last, Agora's,
+  // leaves with _exit before MPI's (program_mode.cpp).
+  if (in_forked_child()) {
+    const int status = who == "main" && !tl_body.exited ? (int)(intptr_t)ret : 0;
+    if (program_mode_) std::exit(status);  // NOLINT(concurrency-mt-unsafe): the child's only thread
+    std::fflush(nullptr);
+    _exit(status);
+  }
   uintptr_t block = tl_body.block;
   if (block) {
     uint64_t page = page_size();

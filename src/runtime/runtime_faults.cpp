@@ -20,6 +20,14 @@ bool fault_trampoline(void *addr, bool is_write) {
   if (g_forked_child.load(std::memory_order_relaxed)) {
     // The child has no global memory (MADV_DONTFORK) and is no rank: say
     // so and die of the fault, rather than wait on a protocol.
+    if (platform::fork_child_has_copies()) {
+      log_error(
+          "%s of %p in a process made by fork(): the child has private copies only of the global memory "
+          "(globals, stacks, heap) its rank held when fork() was called, and this page was not among "
+          "them; it cannot fetch it, not being a rank (exec a program, or pass data through a pipe or a file)",
+          is_write ? "write" : "read", addr);
+      return false;
+    }
     log_error(
         "global memory is not available in a process made by fork() (%s of %p): only the "
         "ranks themselves may touch it; pass data to the child through a pipe or a file, "
@@ -50,6 +58,7 @@ void on_fork_child() {
   platform::global_io_disable();  // a global buffer now fails with EFAULT, as unmapped memory does
   log_set_abort_hook(nullptr);    // a fatal error here must not abort the parent's job
   log_set_forked_child(platform::process_id());
+  platform::fault_handler_set_hint(nullptr);  // the trampoline said why; the hint would mislead
 }
 
 }  // namespace runtime_internal

@@ -11,6 +11,12 @@
  *   handles      the pthread calls that take a thread handle: on main's
  *                own handle they act on its OS thread; on a thread of
  *                rank 1 each returns ENOTSUP with a message (they crashed)
+ *   fork         main, then a thread on the last rank, call fork(): each
+ *                child works on private copies of the globals, its stack
+ *                and the heap its rank held, exits with its own status
+ *                (not the job's end); a child that touches a page its rank
+ *                did not hold dies with a message; the job's memory is
+ *                unchanged
  *   private_ptr  a thread on another rank follows a pointer to rank 0's
  *                private memory (getenv's string, on rank 0's process
  *                stack, which ASLR places elsewhere on other ranks): a hint
@@ -25,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <agora/agora.h>
 
@@ -127,6 +135,51 @@ static int handles(void)
     return bad;
 }
 
+long fork_global = 5;    /* .data: global memory homed on rank 0 */
+char untouched[1 << 16]; /* .bss, never read by the last rank */
+
+/* fork() here; the child changes its copies and exits with 0 if it saw the
+ * parent's values. Returns the child's wait status. */
+static int fork_and_check(const char *who)
+{
+    int local = 7;
+    char *heap = malloc(64);
+    strcpy(heap, "heap");
+    pid_t pid = fork();
+    if (pid == 0) {
+        int ok = fork_global == 5 && local == 7 && strcmp(heap, "heap") == 0;
+        fork_global = 99;
+        local = 8;
+        heap[0] = 'H';
+        char *mine = malloc(32); /* the child's own heap is libc's */
+        strcpy(mine, "child");
+        free(mine);
+        free(heap);
+        printf("%s's child: global %ld local %d\n", who, fork_global, local);
+        exit(ok && local == 8 ? 0 : 1);
+    }
+    int status = -1;
+    waitpid(pid, &status, 0);
+    if (strcmp(heap, "heap") != 0) status = -2;
+    free(heap);
+    return status;
+}
+
+static void *forking_thread(void *arg)
+{
+    (void)arg;
+    long seen = fork_global; /* this rank now holds the page of fork_global */
+    int status = fork_and_check("thread");
+    pid_t pid = fork();
+    if (pid == 0) {
+        _exit(untouched[40000]); /* not on this rank at the fork: a message, then death */
+    }
+    int untouched_status = -1;
+    waitpid(pid, &untouched_status, 0);
+    int died = WIFSIGNALED(untouched_status) && WTERMSIG(untouched_status) == SIGSEGV;
+    return (void *)(intptr_t)(seen == 5 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && died ? 1 : 0);
+}
+
 static void *private_reader(void *arg)
 {
     (void)arg;
@@ -164,6 +217,13 @@ int main(int argc, char **argv)
         printf("sigmask: %ld\n", shared_value);
     } else if (!strcmp(mode, "handles")) {
         if (handles()) return 1;
+    } else if (!strcmp(mode, "fork")) {
+        int status = fork_and_check("main");
+        void *ok = NULL;
+        agora_thread_create_on(&t, last, forking_thread, NULL);
+        agora_thread_join(t, &ok);
+        printf("fork: main's child %s, thread's children %s, global %ld\n",
+               WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "ok" : "FAILED", ok ? "ok" : "FAILED", fork_global);
     } else if (!strcmp(mode, "private_ptr")) {
         private_string = getenv("PATH"); /* a string in rank 0's own memory */
         agora_thread_create_on(&t, last, private_reader, NULL);
