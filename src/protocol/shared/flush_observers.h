@@ -138,7 +138,11 @@ class FlushObservers {
   // flush of a huge region costs what this rank holds of it.
   template <class PageStates, class IsHome>
   void pages_within(const PageStates &pages, IsHome is_home, PageId first, PageId end, std::vector<PageId> *out) const {
-    auto wanted = [&](PageId page, const auto &s) { return !is_home(page) && (s.access != Access::None || s.dirty); };
+    // A copy held, dirty, or being fetched (a flush marks an outstanding fetch
+    // for refetch: page_copy_flushed_unmapped).
+    auto wanted = [&](PageId page, const auto &s) {
+      return !is_home(page) && (s.access != Access::None || s.dirty || s.fetching);
+    };
     if (end <= first) return;
     if (end - first <= pages.size() + homes_.size()) {
       for (PageId page = first; page < end; ++page) {
