@@ -15,6 +15,10 @@
 // a writable MAP_SHARED file mapping is refused: its stores could reach the
 // file only at munmap, not as the program expects (read() seeing them, the
 // kernel writing them at exit).
+//
+// Before Agora starts (the program's early constructors) the calls are the
+// real ones; after the job has ended the real ones again, except on what
+// was global memory, which is left to the process's exit.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -30,6 +34,8 @@
 
 #include "agora/agora.h"
 #include "common/log.h"
+#include "program/program_abi.h"
+#include "program/program_state.h"
 #include "runtime/runtime.h"
 
 namespace agora {
@@ -387,6 +393,10 @@ int advise(void *addr, size_t length, int advice) {
 }
 
 bool global(const void *p) { return agora::shim_runtime_live() && agora_is_global(p); }
+
+// After the job has ended what was global memory is left to the process's
+// exit: the kernel must not punch holes in Agora's reservation.
+bool former_global(const void *p) { return agora::program_finished() && agora_program_heap_owns(p); }
 }  // namespace
 
 extern "C" {
@@ -403,11 +413,17 @@ void *__wrap_mmap64(void *addr, size_t length, int prot, int flags, int fd, off6
 
 int __wrap_munmap(void *addr, size_t length) {
   if (global(addr)) return unmap(addr, length);
+  if (former_global(addr)) return 0;
   return __real_munmap(addr, length);
 }
 
 void *__wrap_mremap(void *old, size_t old_size, size_t new_size, int flags, ...) {
   if (global(old)) return remap(old, old_size, new_size, flags);
+  if (former_global(old)) {
+    log_error("mremap(%p, %zu, %zu): the job has ended; its global memory can no longer be remapped", old, old_size,
+              new_size);
+    return fail(EINVAL);
+  }
   void *new_address = nullptr;
   if (flags & MREMAP_FIXED) {
     va_list ap;
@@ -419,17 +435,19 @@ void *__wrap_mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
 }
 
 int __wrap_msync(void *addr, size_t length, int flags) {
-  if (global(addr)) return sync_mapping(addr, flags);
+  if (global(addr) || former_global(addr)) return sync_mapping(addr, flags);
   return __real_msync(addr, length, flags);
 }
 
 int __wrap_mprotect(void *addr, size_t length, int prot) {
   if (global(addr)) return protect(addr, length, prot);
+  if (former_global(addr)) return 0;
   return __real_mprotect(addr, length, prot);
 }
 
 int __wrap_madvise(void *addr, size_t length, int advice) {
   if (global(addr)) return advise(addr, length, advice);
+  if (former_global(addr)) return 0;
   return __real_madvise(addr, length, advice);
 }
 

@@ -11,6 +11,11 @@
  *                 cut from a larger one, handed to workers again, a worker
  *                 unmapping a mapping main made, and a fresh mapping in the
  *                 pages freed.
+ *   mapped edges  a mapping made before Agora starts (an early constructor)
+ *                 is the kernel's, and is unmapped during the job; after
+ *                 the job has ended (a destructor) munmap, msync and
+ *                 mprotect of a mapping still live are accepted, and mmap
+ *                 is the kernel's again.
  */
 #define _GNU_SOURCE
 #include <agora/agora.h>
@@ -218,4 +223,61 @@ static int run_mmap(void)
     return 0;
 }
 
-int main(void) { return run_mmap(); }
+/* mapped edges */
+static unsigned char *early, *early_kept, *live;
+static int edges;
+
+__attribute__((constructor(101))) static void map_early(void)
+{
+    early = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    early_kept = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (early != MAP_FAILED) memset(early, 0x3c, 2 * PAGE);
+}
+
+static int run_edges(void)
+{
+    CHECK(early != MAP_FAILED && early_kept != MAP_FAILED, "mmap in a constructor before Agora started");
+    CHECK(!agora_is_global(early), "a mapping made before Agora started is global memory");
+    for (int i = 0; i < 2 * PAGE; i++)
+        CHECK(early[i] == 0x3c, "byte %d of the early mapping", i);
+    CHECK(munmap(early, 2 * PAGE) == 0, "munmap of the early mapping during the job");
+    live = mmap(NULL, 16 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(live != MAP_FAILED && agora_is_global(live), "a mapping made during the job is not global");
+    memset(live, 1, 16 * PAGE);
+    edges = 1;
+    return 0; /* live stays mapped: the destructor below unmaps it */
+}
+
+#define AFTER(cond, what)                                                                                              \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            printf("FAIL: after the job: %s (errno %d)\n", what, errno);                                               \
+            fflush(stdout);                                                                                            \
+            _exit(1);                                                                                                  \
+        }                                                                                                              \
+    } while (0)
+
+/* Runs after the job has ended (after Agora's exit handler). */
+__attribute__((destructor)) static void after_job(void)
+{
+    if (!edges) return;
+    AFTER(msync(live, 16 * PAGE, MS_SYNC) == 0, "msync of a mapping made during the job");
+    AFTER(mprotect(live, PAGE, PROT_READ) == 0, "mprotect of a mapping made during the job");
+    AFTER(munmap(live, 16 * PAGE) == 0, "munmap of a mapping made during the job");
+    unsigned char *late = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    AFTER(late != MAP_FAILED, "mmap");
+    memset(late, 7, 4 * PAGE);
+    for (int i = 0; i < 4 * PAGE; i++)
+        AFTER(late[i] == 7, "a byte of a mapping made after the job");
+    unsigned char *moved = mremap(late, 4 * PAGE, 64 * PAGE, MREMAP_MAYMOVE);
+    AFTER(moved != MAP_FAILED && moved[4 * PAGE - 1] == 7, "mremap");
+    AFTER(munmap(moved, 64 * PAGE) == 0 && munmap(early_kept, PAGE) == 0, "munmap");
+    printf("PASS mapped edges\n");
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "edges") == 0) return run_edges();
+    return run_mmap();
+}
