@@ -6,7 +6,8 @@
  *                 `agorarun -n 2`: they read the file's bytes, write their
  *                 halves; main checks every byte, that the file is
  *                 unchanged, the refusals (a shared writable file mapping,
- *                 2 TiB, MAP_FIXED, the middle of a mapping), msync,
+ *                 2 TiB, MAP_FIXED, the middle of a mapping; with a size
+ *                 in MiB, a second mapping of that size: ENOMEM), msync,
  *                 mprotect and madvise; then mremap and an aligned mapping
  *                 cut from a larger one, handed to workers again, a worker
  *                 unmapping a mapping main made, and a fresh mapping in the
@@ -123,7 +124,7 @@ static long run_workers(void *(*fn)(void *))
     return bad;
 }
 
-static int run_mmap(void)
+static int run_mmap(size_t exhaust_mib)
 {
     char path[] = "/tmp/agora-mapped-XXXXXX";
     int fd = mkstemp(path);
@@ -177,6 +178,19 @@ static int run_mmap(void)
     errno = 0;
     CHECK(mmap(NULL, (size_t)1 << 41, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED && errno == ENOMEM,
           "a 2 TiB mapping was not refused with ENOMEM");
+    if (exhaust_mib) { /* two of these do not fit in the placed region: ENOMEM, then room again after munmap */
+        size_t bytes = exhaust_mib << 20;
+        unsigned char *first = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        CHECK(first != MAP_FAILED, "mmap of %zu MiB", exhaust_mib);
+        errno = 0;
+        CHECK(mmap(NULL, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED && errno == ENOMEM,
+              "a second mapping of %zu MiB was not refused with ENOMEM", exhaust_mib);
+        first[bytes - 1] = 1;
+        CHECK(munmap(first, bytes) == 0, "munmap of %zu MiB", exhaust_mib);
+        first = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        CHECK(first != MAP_FAILED && first[bytes - 1] == 0 && munmap(first, bytes) == 0, "mmap of %zu MiB after munmap",
+              exhaust_mib);
+    }
     errno = 0;
     CHECK(mmap(anon, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED && errno == EINVAL,
           "MAP_FIXED was not refused with EINVAL");
@@ -279,5 +293,5 @@ __attribute__((destructor)) static void after_job(void)
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "edges") == 0) return run_edges();
-    return run_mmap();
+    return run_mmap(argc > 2 ? strtoul(argv[2], NULL, 10) : 0);
 }
