@@ -105,18 +105,23 @@ MapHeader *find_mapping(const void *addr) {
 
 // Global memory for a mapping of `length` bytes (whole pages), zero-filled,
 // or null with errno set and a message.
+// Whether a mapping of `length` bytes can fit at all; if not, a message and ENOMEM.
+bool fits(const char *call, size_t length) {
+  const agora::AddressSpace &space = agora::api_runtime()->space();
+  uint64_t region = space.placed_capacity_pages() * space.page_size();
+  if (length <= region - kPage) return true;
+  log_error(
+      "%s(%zu bytes): larger than the region of global memory the program's mappings come "
+      "from (%llu bytes, a quarter of AGORA_MEMORY=%llu); raise AGORA_MEMORY (--memory)",
+      call, length, (unsigned long long)region, (unsigned long long)space.size());
+  errno = ENOMEM;
+  return false;
+}
+
 MapHeader *allocate(const char *call, size_t length) {
   agora::Runtime *rt = agora::api_runtime();
   const agora::AddressSpace &space = rt->space();
-  uint64_t region = space.placed_capacity_pages() * space.page_size();
-  if (length > region - kPage) {
-    log_error(
-        "%s(%zu bytes): larger than the region of global memory the program's mappings come "
-        "from (%llu bytes, a quarter of AGORA_MEMORY=%llu); raise AGORA_MEMORY (--memory)",
-        call, length, (unsigned long long)region, (unsigned long long)space.size());
-    errno = ENOMEM;
-    return nullptr;
-  }
+  if (!fits(call, length)) return nullptr;
   agora_placement_t placement = AGORA_PLACE_RANK;
   int rank = agora_rank();
   if (rt->config().heap == agora::HeapPlacement::Block)
@@ -199,7 +204,7 @@ void *map(void *addr, size_t length, int prot, int flags, int fd, off64_t offset
   if (type != MAP_PRIVATE && type != MAP_SHARED && type != MAP_SHARED_VALIDATE) return fail(EINVAL);
   if (length == 0) return fail(EINVAL);
   if (int err = refused_flags(addr, length, prot, flags)) return fail(err);
-  if (length > SIZE_MAX - 2 * kPage) return fail(ENOMEM);
+  if (!fits("mmap", length)) return MAP_FAILED;  // before round_up, which could wrap
   size_t pages = round_up(length);
 
   bool anonymous = (flags & MAP_ANONYMOUS) != 0;
@@ -297,7 +302,7 @@ void *remap(void *old, size_t old_size, size_t new_size, int flags) {
               new_size);
     return fail(EINVAL);
   }
-  if (new_size > SIZE_MAX - 2 * kPage) return fail(ENOMEM);
+  if (!fits("mremap", new_size)) return MAP_FAILED;
   size_t size = round_up(new_size), end = h->start + size;
   if (end <= h->length) {  // shrink in place; the tail reads zeros if it grows back
     std::memset(data_of(h) + end, 0, h->length - end);

@@ -10,7 +10,8 @@
  *                 in MiB, a second mapping of that size: ENOMEM), msync,
  *                 mprotect and madvise; then mremap and an aligned mapping
  *                 cut from a larger one, handed to workers again, a worker
- *                 unmapping a mapping main made, and a fresh mapping in the
+ *                 unmapping a mapping main made, main reading and
+ *                 unmapping the workers' mappings, and a fresh mapping in the
  *                 pages freed.
  *   mapped edges  a mapping made before Agora starts (an early constructor)
  *                 is the kernel's, and is unmapped during the job; after
@@ -50,6 +51,7 @@
 
 static unsigned char *anon, *shared_anon, *file_ro, *file_cow, *grown, *aligned;
 static int worker_rank[WORKERS];
+static unsigned char *worker_map[WORKERS];
 
 static unsigned char file_byte(size_t i) { return (unsigned char)(i * 131 + (i >> 9)); }
 static unsigned char anon_byte(size_t i) { return (unsigned char)(i * 7); }
@@ -106,6 +108,10 @@ static void *second_worker(void *arg)
         printf("FAIL: munmap of main's mapping on rank 1: %s\n", strerror(errno));
         bad++;
     }
+    /* A mapping a worker makes, for main to read and unmap. */
+    worker_map[me] = mmap(NULL, 2 * PAGE + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (worker_map[me] == MAP_FAILED) return (void *)1;
+    memset(worker_map[me], 0x40 + (int)me, 2 * PAGE + 1);
     if (bad) printf("FAIL: worker %ld on rank %d saw %ld wrong bytes after mremap\n", me, agora_rank(), bad);
     return (void *)bad;
 }
@@ -222,6 +228,12 @@ static int run_mmap(size_t exhaust_mib)
     for (size_t i = 0; i < ALIGN; i++)
         bad += aligned[i] != (unsigned char)(i + 11 * owner(i, ALIGN));
     CHECK(!bad, "%ld wrong bytes in the aligned mapping", bad);
+    for (int w = 0; w < WORKERS; w++) {
+        for (size_t i = 0; i < 3 * PAGE; i++)
+            bad += worker_map[w][i] != (i <= 2 * PAGE ? 0x40 + w : 0);
+        CHECK(!bad, "%ld wrong bytes in worker %d's mapping", bad, w);
+        CHECK(munmap(worker_map[w], 2 * PAGE + 1) == 0, "munmap of worker %d's mapping", w);
+    }
     CHECK(munmap(grown, 4 * ANON_BYTES) == 0 && munmap(aligned, ALIGN) == 0 && munmap(file_cow, COW_BYTES) == 0 &&
               munmap(shared_anon, SHARED_BYTES) == 0,
           "munmap");
