@@ -187,11 +187,50 @@ static void check_errors(void)
     }
 }
 
+/* Outside program mode the C API refuses what can never run: more live
+ * threads than slots, a barrier count above them (docs/sync.md). */
+static void *block_until_released(void *release)
+{
+    CHECK(agora_sem_wait(release) == AGORA_OK, "sem_wait");
+    return NULL;
+}
+static void check_slot_limits(void)
+{
+    CHECK(!agora_program_mode(), "limits: built as an SPMD program");
+    int slots = agora_thread_slots();
+    CHECK(slots <= MAX_WORKERS, "slots %d", slots);
+    agora_sem_t *limits_release = test_malloc(sizeof *limits_release);
+    agora_thread_barrier_t *counted = test_malloc(sizeof *counted);
+    CHECK(limits_release && counted, "agora_malloc");
+    memset(counted, 0, sizeof *counted);
+    CHECK(agora_sem_init(limits_release, 0) == AGORA_OK, "sem_init");
+    CHECK(agora_thread_barrier_wait_count(counted, (unsigned)slots + 1) == AGORA_ERR_INVALID_ARGUMENT,
+          "a count above the slots");
+    agora_thread_t th[MAX_WORKERS + 1];
+    for (int i = 0; i < slots; i++)
+        CHECK(agora_thread_create(&th[i], block_until_released, limits_release) == AGORA_OK, "create %d", i);
+    CHECK(agora_thread_create(&th[slots], block_until_released, limits_release) == AGORA_ERR_MISUSE,
+          "create beyond the slots");
+    for (int i = 0; i < slots; i++)
+        CHECK(agora_sem_post(limits_release) == AGORA_OK, "post");
+    for (int i = 0; i < slots; i++)
+        CHECK(agora_thread_join(th[i], NULL) == AGORA_OK, "join");
+    /* joined threads free their slots */
+    CHECK(agora_thread_create(&th[0], block_until_released, limits_release) == AGORA_OK, "create after joins");
+    CHECK(agora_sem_post(limits_release) == AGORA_OK && agora_thread_join(th[0], NULL) == AGORA_OK, "last");
+}
+
 int main(int argc, char **argv)
 {
     agora_init(&argc, &argv);
     int n = agora_nranks();
     if (agora_rank() == 0) {
+        if (argc > 1 && strcmp(argv[1], "limits") == 0) {
+            check_slot_limits();
+            printf("PASS forkjoin limits on %d ranks\n", n);
+            agora_finalize();
+            return 0;
+        }
         if (argc > 1 && strcmp(argv[1], "crash") == 0) {
             agora_thread_t t;
             CHECK(agora_thread_create_on(&t, n - 1, crasher, NULL) == AGORA_OK, "create crasher");
