@@ -37,6 +37,13 @@ set(AGORA_FULL_TIER_ONLY
   # placed global memory); sc and hlrc run it in the fast tier, regc moves
   # the mapped pages as it moves every placed page (its tests cover those).
   "^program_mapped_2_regc$"
+  # Thread-specific data (1 s): its only Agora objects are one lock and a
+  # mutex, which the fast tier's regc tests cover; sc and hlrc run it.
+  "^program_thread_keys_2_regc$"
+  # C++ threads (1 s): std::thread's start and join and the condition
+  # variable are the pthreads shim's calls, which sc and hlrc run in the
+  # fast tier and the fast tier's regc tests cover.
+  "^program_std_thread_2_regc$"
   # The stress matrix (2-8 ranks, 1-2 threads per rank, every protocol, with
   # and without a cache, memory servers; about 10 minutes): the fast tier
   # keeps 2x2 runs under hlrc and regc (with the cache), the race-injection

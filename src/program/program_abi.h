@@ -21,6 +21,22 @@ void agora_program_main(int (*real_main)(int, char **, char **), int argc, char 
 /* exit(status) by the program: returns if the real exit should proceed. */
 void agora_program_exit(int status);
 
+/* Thread-specific data keys (api/thread_keys.cpp): the job's key table,
+ * defined in the startup object in a section agora-program.ld places in the
+ * shared .bss (global memory homed on rank 0, the same address on every
+ * rank), read and written only under the address-named lock of the table.
+ * A key is (generation << 10) | index: a slot's generation grows with each
+ * key made in it, so a key made again in a deleted key's slot differs from
+ * the old one, and values set for the old one are not its. */
+#define AGORA_PROGRAM_KEYS 1024 /* PTHREAD_KEYS_MAX */
+struct agora_program_key {
+    uint32_t generation; /* of the slot's last key (0: never used) */
+    uint32_t in_use;
+    uint64_t destructor; /* offset in its module; in the executable (non-PIE) its address; 0: none */
+    char *module;        /* in global memory; NULL: the executable */
+};
+void agora_program_keys(struct agora_program_key *table);
+
 /* The heap: active once Agora runs in program mode. */
 int agora_program_heap_active(void);
 int agora_program_heap_owns(const void *p); /* allocated by agora_program_malloc & co */

@@ -97,6 +97,7 @@ void finish_job(int status, void *) {
 
 bool program_started() { return g_started.load(std::memory_order_relaxed); }
 bool program_finishing() { return g_finishing.load(std::memory_order_relaxed); }
+bool program_in_main() { return tl_main; }
 bool program_finished() { return g_finished.load(std::memory_order_relaxed); }
 
 }  // namespace agora

@@ -17,6 +17,11 @@
 extern char __agora_shared_data_start[], __agora_shared_data_end[];
 extern char __agora_shared_bss_start[], __agora_shared_bss_end[];
 
+/* The job's thread-specific data keys: this object's data stays per rank,
+ * except this section, which agora-program.ld puts in the shared .bss. */
+__attribute__((
+    section(".bss.agora_shared"))) static struct agora_program_key agora_program_key_table[AGORA_PROGRAM_KEYS];
+
 /* Priority 102: before the program's own constructors (which then write
  * their globals into shared memory, once, on rank 0), after the shared
  * libraries' (libc, MPI) and Agora's own static objects (priority 101; the
@@ -25,6 +30,7 @@ extern char __agora_shared_bss_start[], __agora_shared_bss_end[];
 __attribute__((constructor(102))) static void agora_program_constructor(int argc, char **argv, char **envp)
 {
     (void)envp;
+    agora_program_keys(agora_program_key_table);
     agora_program_start(argc, argv, (uintptr_t)__agora_shared_data_start, (uintptr_t)__agora_shared_data_end,
                         (uintptr_t)__agora_shared_bss_start, (uintptr_t)__agora_shared_bss_end);
 }

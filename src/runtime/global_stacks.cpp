@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,11 +28,14 @@ struct Body {
   uintptr_t private_top = 0;
   bool active = false;
   bool exited = false;  // ended by body_exit
+  bool ending = false;  // the body-end hook runs
   uintptr_t block = 0;  // the arena block holding guard and stack
   void *exit_ret = nullptr;
-  void *jump[5] = {};  // __builtin_setjmp's buffer
+  void *result = nullptr;  // the body's, kept while the hook runs
+  void *jump[5] = {};      // __builtin_setjmp's buffer
 };
 thread_local Body tl_body;
+std::atomic<BodyEndHook> g_body_end_hook{nullptr};
 
 inline uintptr_t current_sp() { return platform::stack_pointer_exact(); }
 }  // namespace
@@ -47,6 +51,8 @@ void body_exit(void *ret) {
   tl_body.exit_ret = ret;
   __builtin_longjmp(tl_body.jump, 1);
 }
+
+void set_body_end_hook(BodyEndHook hook) { g_body_end_hook.store(hook); }
 
 bool Runtime::stack_guard_fault(void *addr) {
   std::lock_guard<std::mutex> g(guards_mutex_);
@@ -99,11 +105,19 @@ void *Runtime::run_body(void *(*fn)(void *), void *arg, const std::string &who, 
     } else {
       tl_body.exit_ret = fn(arg);
     }
-  } else {
+  } else if (!tl_body.ending) {
     tl_body.exited = true;  // agora_thread_exit
   }
+  if (!tl_body.ending) {
+    // The thread's destructors, before it counts as ended. An
+    // agora_thread_exit inside them comes back to the setjmp above and
+    // then here, with `ending` set: the hook is over, the body's result kept.
+    tl_body.ending = true;
+    tl_body.result = tl_body.exit_ret;
+    if (BodyEndHook hook = g_body_end_hook.load()) hook(tl_body.exited);
+  }
   *exited = tl_body.exited;
-  void *ret = tl_body.exit_ret;
+  void *ret = tl_body.result;
   // A fork() child that ends its copy of main or of a thread ends there, as
   // a process whose only thread returns does: the runtime's state is its
   // parent's (its locks may be held by threads the child does not have).

@@ -29,4 +29,14 @@ bool in_body();
 // between are abandoned: C++ destructors in them do not run.
 [[noreturn]] void body_exit(void *ret);
 
+// Called on a body's own thread when the body ends (its function returned,
+// or agora_thread_exit), before the thread counts as ended, so that a join
+// returns after it: the program's thread-specific data destructors
+// (api/thread_keys.cpp), which set it when a key first gets one. `exited`:
+// ended by agora_thread_exit. It runs on the thread's private stack, still
+// inside the body (in_body()): an agora_thread_exit in it ends the hook,
+// not the body again.
+using BodyEndHook = void (*)(bool exited);
+void set_body_end_hook(BodyEndHook hook);
+
 }  // namespace agora
