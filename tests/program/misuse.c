@@ -18,9 +18,12 @@
  *                did not hold dies with a message; the job's memory is
  *                unchanged
  *   private_ptr  a thread on another rank follows a pointer to rank 0's
- *                private memory (getenv's string, on rank 0's process
- *                stack, which ASLR places elsewhere on other ranks): a hint
- *                names the address
+ *                private memory (a 1 MiB string libc's own malloc made for
+ *                asprintf on rank 0: memory libc maps for itself, which
+ *                the other rank does not have): a hint names the address.
+ *                (getenv's string no longer serves: every rank runs with
+ *                one address layout, so the other rank reads its own
+ *                environment there, silently.)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -183,7 +186,7 @@ static void *forking_thread(void *arg)
 static void *private_reader(void *arg)
 {
     (void)arg;
-    sink = private_string[0]; /* rank 0's environment: not mapped, or not this */
+    sink = private_string[0]; /* memory libc mapped on rank 0 only */
     return NULL;
 }
 
@@ -225,7 +228,9 @@ int main(int argc, char **argv)
         printf("fork: main's child %s, thread's children %s, global %ld\n",
                WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "ok" : "FAILED", ok ? "ok" : "FAILED", fork_global);
     } else if (!strcmp(mode, "private_ptr")) {
-        private_string = getenv("PATH"); /* a string in rank 0's own memory */
+        char *big = NULL; /* libc's malloc, not the program's: rank 0's own memory */
+        if (asprintf(&big, "%*s", 1 << 20, "x") < 0) return 1;
+        private_string = big;
         agora_thread_create_on(&t, last, private_reader, NULL);
         agora_thread_join(t, NULL);
     }
