@@ -206,6 +206,11 @@ static void check_slot_limits(void)
     CHECK(agora_sem_init(limits_release, 0) == AGORA_OK, "sem_init");
     CHECK(agora_thread_barrier_wait_count(counted, (unsigned)slots + 1) == AGORA_ERR_INVALID_ARGUMENT,
           "a count above the slots");
+    agora_thread_reduction_t *team = test_malloc(sizeof *team);
+    CHECK(team, "agora_malloc");
+    memset(team, 0, sizeof *team);
+    CHECK(agora_thread_reduction_init(team, (unsigned)slots + 1) == AGORA_ERR_INVALID_ARGUMENT,
+          "a reduction count above the slots");
     agora_thread_t th[MAX_WORKERS + 1];
     for (int i = 0; i < slots; i++)
         CHECK(agora_thread_create(&th[i], block_until_released, limits_release) == AGORA_OK, "create %d", i);
