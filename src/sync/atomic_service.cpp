@@ -21,7 +21,7 @@ T apply(AtomicOp op, T a, T b) {
     case AtomicOp::Xor:
       return (T)(a ^ b);
     case AtomicOp::Nand:
-      return (T)~(a & b);
+      return (T) ~(a & b);
     default:
       return a;
   }
@@ -61,6 +61,35 @@ bool AtomicService::combine(AtomicOp op, uint32_t size, const void *old, const v
   }
 }
 
+bool AtomicService::decide(const AtomicCall &c, const void *current, void *next, bool *exchanged) {
+  if (exchanged) *exchanged = false;
+  switch (c.op) {
+    case AtomicOp::Load:
+      std::memcpy(c.old, current, c.size);
+      return false;
+    case AtomicOp::Store:
+      std::memcpy(next, c.operand, c.size);
+      return true;
+    case AtomicOp::Exchange:
+      if (c.old) std::memcpy(c.old, current, c.size);
+      std::memcpy(next, c.operand, c.size);
+      return true;
+    case AtomicOp::CompareExchange:
+      if (std::memcmp(current, c.expected, c.size) != 0) {
+        std::memcpy(c.expected, current, c.size);
+        return false;
+      }
+      if (exchanged) *exchanged = true;
+      std::memcpy(next, c.operand, c.size);
+      return true;
+    default:
+      combine(c.op, c.size, current, c.operand, next);
+      if (c.old) std::memcpy(c.old, current, c.size);
+      if (c.updated) std::memcpy(c.updated, next, c.size);
+      return true;
+  }
+}
+
 int AtomicService::perform(const AtomicCall &c, bool *exchanged) {
   if (exchanged) *exchanged = false;
   uint64_t key = key_of(c.address);
@@ -75,32 +104,7 @@ int AtomicService::perform(const AtomicCall &c, bool *exchanged) {
     next = large.data() + c.size;
   }
   if (c.op != AtomicOp::Store) host_.read_word(c.address, current, c.size);
-  switch (c.op) {
-    case AtomicOp::Load:
-      std::memcpy(c.old, current, c.size);
-      break;
-    case AtomicOp::Store:
-      host_.write_word(c.address, c.operand, c.size);
-      break;
-    case AtomicOp::Exchange:
-      host_.write_word(c.address, c.operand, c.size);
-      if (c.old) std::memcpy(c.old, current, c.size);
-      break;
-    case AtomicOp::CompareExchange:
-      if (std::memcmp(current, c.expected, c.size) == 0) {
-        host_.write_word(c.address, c.operand, c.size);
-        if (exchanged) *exchanged = true;
-      } else {
-        std::memcpy(c.expected, current, c.size);
-      }
-      break;
-    default:
-      combine(c.op, c.size, current, c.operand, next);
-      host_.write_word(c.address, next, c.size);
-      if (c.old) std::memcpy(c.old, current, c.size);
-      if (c.updated) std::memcpy(c.updated, next, c.size);
-      break;
-  }
+  if (decide(c, current, next, exchanged)) host_.write_word(c.address, next, c.size);
   return host_.unlock_word(key);
 }
 

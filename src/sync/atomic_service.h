@@ -53,6 +53,11 @@ class AtomicService {
   // Performs c under its word's lock. *exchanged: whether a CompareExchange
   // stored. 0 or the lock's negative status (nothing was done).
   int perform(const AtomicCall &c, bool *exchanged);
+  // The operation's effect on the word, given its current bytes: fills the
+  // call's results (old, updated, expected on a failed exchange; *exchanged)
+  // and returns whether `next` must be written. What perform does between
+  // the read and the write; the simulator drives it the same way.
+  static bool decide(const AtomicCall &c, const void *current, void *next, bool *exchanged);
   // next = old OP operand, for the arithmetic ops. False for a size that is
   // not 1, 2, 4, 8 or 16, or an op that is not arithmetic.
   static bool combine(AtomicOp op, uint32_t size, const void *old, const void *operand, void *next);
