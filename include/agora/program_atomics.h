@@ -36,22 +36,22 @@
 #else
 #define AGORA_SYNC_VALUE_TYPE_(p) __typeof__((void)0, *(p))
 #endif
-#define __sync_val_compare_and_swap(p, o, n)                                                    \
-  __extension__({                                                                              \
-    AGORA_SYNC_VALUE_TYPE_(p) agora_sync_expected_ = (o);                                      \
-    __atomic_compare_exchange_n((p), &agora_sync_expected_, (n), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
-    agora_sync_expected_;                                                                      \
-  })
-#define __sync_bool_compare_and_swap(p, o, n)                                                          \
-  __extension__({                                                                                     \
-    AGORA_SYNC_VALUE_TYPE_(p) agora_sync_expected_ = (o);                                             \
-    __atomic_compare_exchange_n((p), &agora_sync_expected_, (n), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
-  })
+#define __sync_val_compare_and_swap(p, o, n)                                                                           \
+    __extension__({                                                                                                    \
+        AGORA_SYNC_VALUE_TYPE_(p) agora_sync_expected_ = (o);                                                          \
+        __atomic_compare_exchange_n((p), &agora_sync_expected_, (n), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
+        agora_sync_expected_;                                                                                          \
+    })
+#define __sync_bool_compare_and_swap(p, o, n)                                                                          \
+    __extension__({                                                                                                    \
+        AGORA_SYNC_VALUE_TYPE_(p) agora_sync_expected_ = (o);                                                          \
+        __atomic_compare_exchange_n((p), &agora_sync_expected_, (n), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
+    })
 
 /* atomic_flag (C's atomic_flag_test_and_set/_clear, C++'s std::atomic_flag):
  * one byte, as gcc's own builtins treat it. */
-#define __atomic_test_and_set(p, order) \
-  (__atomic_exchange_n((volatile unsigned char *)(p), (unsigned char)1, (order)) != 0)
+#define __atomic_test_and_set(p, order)                                                                                \
+    (__atomic_exchange_n((volatile unsigned char *)(p), (unsigned char)1, (order)) != 0)
 #define __atomic_clear(p, order) __atomic_store_n((volatile unsigned char *)(p), (unsigned char)0, (order))
 
 #endif

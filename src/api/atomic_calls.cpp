@@ -34,9 +34,8 @@ Runtime *service_for(const volatile void *p) {
 }
 
 const char *op_name(AtomicOp op) {
-  static const char *const names[] = {"load",           "store",     "exchange",  "compare_exchange",
-                                      "fetch_add",      "fetch_sub", "fetch_and", "fetch_or",
-                                      "fetch_xor",      "fetch_nand"};
+  static const char *const names[] = {"load",      "store",     "exchange", "compare_exchange", "fetch_add",
+                                      "fetch_sub", "fetch_and", "fetch_or", "fetch_xor",        "fetch_nand"};
   return names[(int)op];
 }
 
@@ -44,8 +43,8 @@ int serve(Runtime *rt, const AtomicCall &c, bool *exchanged) {
   AGORA_ON_PRIVATE_STACK(serve(rt, c, exchanged));
   int status = rt->atomic(c, exchanged);
   if (status != 0)
-    fatal("atomic %s of %u bytes at %p: the word's lock failed (status %d)", op_name(c.op), c.size,
-          (void *)c.address, status);
+    fatal("atomic %s of %u bytes at %p: the word's lock failed (status %d)", op_name(c.op), c.size, (void *)c.address,
+          status);
   if (c.op == AtomicOp::Load) {
     if (uint32_t nap = t_spin.after_load(c.address, c.old, c.size)) platform::sleep_us(nap);
   } else {
@@ -83,24 +82,25 @@ typedef unsigned __int128 agora_u128;
 extern "C" void libatomic_load(size_t, void *, void *, int) __asm__("__atomic_load");
 extern "C" void libatomic_store(size_t, void *, void *, int) __asm__("__atomic_store");
 extern "C" void libatomic_exchange(size_t, void *, void *, void *, int) __asm__("__atomic_exchange");
-extern "C" bool libatomic_compare_exchange(size_t, void *, void *, void *, int, int) __asm__("__atomic_compare_exchange");
+extern "C" bool libatomic_compare_exchange(size_t, void *, void *, void *, int,
+                                           int) __asm__("__atomic_compare_exchange");
 extern "C" bool libatomic_is_lock_free(size_t, const volatile void *) __asm__("__atomic_is_lock_free");
 
 // Memory orders arrive as ints the compiler could not see: the hardware
 // path treats them as seq_cst, which every order allows.
 #define AGORA_ATOMIC_SIZED(N, T)                                                                                 \
-  extern "C" T __wrap___atomic_load_##N(const volatile void *p, int order) {                                    \
+  extern "C" T __wrap___atomic_load_##N(const volatile void *p, int order) {                                     \
     if (agora::Runtime *rt = service_for(p)) return sized<T>(rt, p, AtomicOp::Load, 0);                          \
     return __atomic_load_n((const volatile T *)p, order);                                                        \
   }                                                                                                              \
-  extern "C" void __wrap___atomic_store_##N(volatile void *p, T v, int order) {                                 \
+  extern "C" void __wrap___atomic_store_##N(volatile void *p, T v, int order) {                                  \
     if (agora::Runtime *rt = service_for(p)) {                                                                   \
       sized<T>(rt, p, AtomicOp::Store, v);                                                                       \
       return;                                                                                                    \
     }                                                                                                            \
     __atomic_store_n((volatile T *)p, v, order);                                                                 \
   }                                                                                                              \
-  extern "C" T __wrap___atomic_exchange_##N(volatile void *p, T v, int order) {                                 \
+  extern "C" T __wrap___atomic_exchange_##N(volatile void *p, T v, int order) {                                  \
     if (agora::Runtime *rt = service_for(p)) return sized<T>(rt, p, AtomicOp::Exchange, v);                      \
     return __atomic_exchange_n((volatile T *)p, v, order);                                                       \
   }                                                                                                              \
@@ -126,14 +126,14 @@ extern "C" bool libatomic_is_lock_free(size_t, const volatile void *) __asm__("_
   AGORA_ATOMIC_ARITH(N, T, xor, Xor)                                                                             \
   AGORA_ATOMIC_ARITH(N, T, nand, Nand)
 
-#define AGORA_ATOMIC_ARITH(N, T, name, OP)                                                 \
-  extern "C" T __wrap___atomic_fetch_##name##_##N(volatile void *p, T v, int order) {     \
-    if (agora::Runtime *rt = service_for(p)) return sized<T>(rt, p, AtomicOp::OP, v);      \
-    return __atomic_fetch_##name((volatile T *)p, v, order);                               \
-  }                                                                                        \
-  extern "C" T __wrap___atomic_##name##_fetch_##N(volatile void *p, T v, int order) {     \
+#define AGORA_ATOMIC_ARITH(N, T, name, OP)                                                  \
+  extern "C" T __wrap___atomic_fetch_##name##_##N(volatile void *p, T v, int order) {       \
+    if (agora::Runtime *rt = service_for(p)) return sized<T>(rt, p, AtomicOp::OP, v);       \
+    return __atomic_fetch_##name((volatile T *)p, v, order);                                \
+  }                                                                                         \
+  extern "C" T __wrap___atomic_##name##_fetch_##N(volatile void *p, T v, int order) {       \
     if (agora::Runtime *rt = service_for(p)) return sized<T>(rt, p, AtomicOp::OP, v, true); \
-    return __atomic_##name##_fetch((volatile T *)p, v, order);                             \
+    return __atomic_##name##_fetch((volatile T *)p, v, order);                              \
   }
 
 AGORA_ATOMIC_SIZED(1, uint8_t)

@@ -17,20 +17,38 @@ class RuntimeAtomicHost final : public AtomicHost {
   // reading the word without the service (a plain read) never sees it torn.
   void read_word(uintptr_t address, void *out, size_t size) override {
     switch (aligned(address, size) ? size : 0) {
-      case 1: read_as<uint8_t>(out, address); return;
-      case 2: read_as<uint16_t>(out, address); return;
-      case 4: read_as<uint32_t>(out, address); return;
-      case 8: read_as<uint64_t>(out, address); return;
-      default: std::memcpy(out, (const void *)address, size);
+      case 1:
+        read_as<uint8_t>(out, address);
+        return;
+      case 2:
+        read_as<uint16_t>(out, address);
+        return;
+      case 4:
+        read_as<uint32_t>(out, address);
+        return;
+      case 8:
+        read_as<uint64_t>(out, address);
+        return;
+      default:
+        std::memcpy(out, (const void *)address, size);
     }
   }
   void write_word(uintptr_t address, const void *in, size_t size) override {
     switch (aligned(address, size) ? size : 0) {
-      case 1: write_as<uint8_t>(address, in); return;
-      case 2: write_as<uint16_t>(address, in); return;
-      case 4: write_as<uint32_t>(address, in); return;
-      case 8: write_as<uint64_t>(address, in); return;
-      default: std::memcpy((void *)address, in, size);
+      case 1:
+        write_as<uint8_t>(address, in);
+        return;
+      case 2:
+        write_as<uint16_t>(address, in);
+        return;
+      case 4:
+        write_as<uint32_t>(address, in);
+        return;
+      case 8:
+        write_as<uint64_t>(address, in);
+        return;
+      default:
+        std::memcpy((void *)address, in, size);
     }
   }
 

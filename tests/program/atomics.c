@@ -70,8 +70,8 @@ static void caslock_phase(void)
 {
     for (int i = 0; i < ADDS; i++) {
         int expected = 0;
-        while (!atomic_compare_exchange_weak_explicit(&cas_lock, &expected, 1, memory_order_acquire,
-                                                      memory_order_relaxed))
+        while (
+            !atomic_compare_exchange_weak_explicit(&cas_lock, &expected, 1, memory_order_acquire, memory_order_relaxed))
             expected = 0;
         cas_protected++;
         atomic_store_explicit(&cas_lock, 0, memory_order_release);
@@ -140,8 +140,8 @@ static bool wants(const char *name) { return phase == NULL || strcmp(phase, name
  * its own copy, whatever the timing. */
 static long warm_up(void)
 {
-    return atomic_load_explicit(&counter, memory_order_relaxed) + cas_protected + flag_protected +
-           sync_protected + sync_counter + box.data[0] + atomic_load_explicit(&box.ready, memory_order_relaxed);
+    return atomic_load_explicit(&counter, memory_order_relaxed) + cas_protected + flag_protected + sync_protected +
+           sync_counter + box.data[0] + atomic_load_explicit(&box.ready, memory_order_relaxed);
 }
 
 static void *worker(void *arg)
