@@ -52,6 +52,10 @@ set(AGORA_FULL_TIER_ONLY
   # What stores in spans must show after thread barriers and joins: regc
   # needs it in the fast tier; sc and hlrc pass it by construction.
   "^span_visibility_2_(sc|hlrc)$"
+  # Atomics under sc are the hardware's instructions, as before the atomic
+  # service (docs/atomics.md): the fast tier runs the service under hlrc
+  # and regc (regc-page, as above, only here).
+  "^program_atomics(_cxx)?_2_sc$"
   CACHE INTERNAL "")
 
 # Tests that time things (idle servers, oversubscription, wake-ups, hang

@@ -71,6 +71,7 @@
 #include "runtime/locks/lock_ids.h"
 #include "runtime/memory_servers/memory_servers.h"
 #include "runtime/one_sided/one_sided_reads.h"
+#include "sync/atomic_service.h"
 #include "sync/barrier_service.h"
 #include "sync/collective_ledger.h"
 #include "sync/condition_service.h"
@@ -149,6 +150,12 @@ class Runtime final : public EngineHost {
   int trylock(uint64_t id);       // AGORA_OK or AGORA_BUSY
   int lock_destroy(uint64_t id);  // AGORA_OK or AGORA_ERR_MISUSE (held or waited for)
   bool holds_lock(uint64_t id);   // the calling thread holds it (no message, no wait)
+  // Atomics on global memory (runtime_atomics.cpp, docs/atomics.md): under
+  // sc the hardware's instructions are atomic across ranks already (a page
+  // is writable on one rank at a time); the other protocols take the word's
+  // lock (AtomicService).
+  bool atomics_in_hardware() const { return config_.protocol == "sc"; }
+  int atomic(const AtomicCall &c, bool *exchanged);
   // SPMD collectives (runtime_collectives.cpp).
   int barrier(bool patient = false, CollectiveKind kind = CollectiveKind::Barrier);
   int reduce(void *buf, size_t count, ReduceType type, ReduceOp op, CollectiveKind kind = CollectiveKind::Reduce);
