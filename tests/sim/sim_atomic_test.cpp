@@ -43,8 +43,8 @@ struct Party {
   int state = 0;
   bool waiting = false;
   Waiter w;
-  uint64_t current = 0;      // as read under the lock
-  uint64_t written_at = 0;   // the shadow's write count when it was read
+  uint64_t current = 0;     // as read under the lock
+  uint64_t written_at = 0;  // the shadow's write count when it was read
   bool done = false;
 };
 
@@ -74,11 +74,17 @@ Result run_atomics(uint64_t seed, const std::string &protocol, bool without_lock
     p.node = (Rank)(rng() % o.nodes);
     int n = 3 + (int)(rng() % 6);
     for (int k = 0; k < n; ++k) {
-      static const AtomicOp kinds[] = {AtomicOp::Add,      AtomicOp::Add,  AtomicOp::Sub,
-                                       AtomicOp::Xor,      AtomicOp::Exchange, AtomicOp::CompareExchange,
-                                       AtomicOp::CompareExchange, AtomicOp::Load, AtomicOp::Store};
-      Op op{kinds[rng() % (sizeof kinds / sizeof kinds[0])], atomic_words[rng() % atomic_words.size()],
-            1 + rng() % 7, rng() % 4};
+      static const AtomicOp kinds[] = {AtomicOp::Add,
+                                       AtomicOp::Add,
+                                       AtomicOp::Sub,
+                                       AtomicOp::Xor,
+                                       AtomicOp::Exchange,
+                                       AtomicOp::CompareExchange,
+                                       AtomicOp::CompareExchange,
+                                       AtomicOp::Load,
+                                       AtomicOp::Store};
+      Op op{kinds[rng() % (sizeof kinds / sizeof kinds[0])], atomic_words[rng() % atomic_words.size()], 1 + rng() % 7,
+            rng() % 4};
       p.ops.push_back(op);
     }
   }
@@ -143,15 +149,27 @@ Result run_atomics(uint64_t seed, const std::string &protocol, bool without_lock
         const uint64_t before = p.current;
         uint64_t want_next = before;
         switch (op.op) {
-          case AtomicOp::Add: want_next = before + op.operand; break;
-          case AtomicOp::Sub: want_next = before - op.operand; break;
-          case AtomicOp::Xor: want_next = before ^ op.operand; break;
+          case AtomicOp::Add:
+            want_next = before + op.operand;
+            break;
+          case AtomicOp::Sub:
+            want_next = before - op.operand;
+            break;
+          case AtomicOp::Xor:
+            want_next = before ^ op.operand;
+            break;
           case AtomicOp::Exchange:
-          case AtomicOp::Store: want_next = op.operand; break;
-          case AtomicOp::CompareExchange: want_next = before == op.expected ? op.operand : before; break;
-          default: break;
+          case AtomicOp::Store:
+            want_next = op.operand;
+            break;
+          case AtomicOp::CompareExchange:
+            want_next = before == op.expected ? op.operand : before;
+            break;
+          default:
+            break;
         }
-        if (writes_word && next != want_next) fail("decide computed " + std::to_string(next) + ", the model " + std::to_string(want_next));
+        if (writes_word && next != want_next)
+          fail("decide computed " + std::to_string(next) + ", the model " + std::to_string(want_next));
         if (!writes_word && want_next != before) fail("decide skipped a write the model makes");
         if (op.op != AtomicOp::Store && op.op != AtomicOp::CompareExchange && old != before)
           fail("the old value returned is not the value read");
@@ -200,7 +218,8 @@ void run_seeds(const std::string &protocol) {
   uint64_t exchanges = 0;
   for (uint64_t seed = range.first; seed < range.end(); ++seed) {
     Result r = run_atomics(seed, protocol, false);
-    ASSERT_TRUE(r.ok) << r.failure << "\nreplay: AGORA_SIM_SEED=" << seed << " ./sim_tests --gtest_filter='SimAtomics.*'";
+    ASSERT_TRUE(r.ok) << r.failure << "\nreplay: AGORA_SIM_SEED=" << seed
+                      << " ./sim_tests --gtest_filter='SimAtomics.*'";
     exchanges += r.exchanges;
   }
   if (range.count > 100) {
