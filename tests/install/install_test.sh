@@ -67,9 +67,9 @@ for want in "-no-pie" "-Wl,-T,$P/lib/agora/agora-program.ld" "-Wl,@$P/lib/agora/
             "$P/lib/agora/agora_program_start.o" "-L$P/lib" "-lagora" "-Wl,-rpath,$P/lib"; do
   case " $flags " in *" $want "*) ;; *) fail "agoracc --showme:link lacks $want: $flags" ;; esac
 done
-[ "$("$P/bin/agoracc" --showme:compile)" = "-I$P/include -pthread -fno-pie -fstack-clash-protection" ] || fail "agoracc --showme:compile: $("$P/bin/agoracc" --showme:compile)"
-[ "$("$P/bin/agoracc" --showme -c x.c -o x.o)" = "cc -I$P/include -pthread -fno-pie -fstack-clash-protection -c x.c -o x.o" ] || fail "agoracc --showme -c"
-[ "$(AGORA_CC=gcc "$P/bin/agoracc" --showme -E x.c)" = "gcc -I$P/include -pthread -fno-pie -fstack-clash-protection -E x.c" ] || fail "agoracc --showme -E"
+[ "$("$P/bin/agoracc" --showme:compile)" = "-I$P/include -pthread -fno-pie -fstack-clash-protection -fno-inline-atomics -include $P/include/agora/program_atomics.h" ] || fail "agoracc --showme:compile: $("$P/bin/agoracc" --showme:compile)"
+[ "$("$P/bin/agoracc" --showme -c x.c -o x.o)" = "cc -I$P/include -pthread -fno-pie -fstack-clash-protection -fno-inline-atomics -include $P/include/agora/program_atomics.h -c x.c -o x.o" ] || fail "agoracc --showme -c"
+[ "$(AGORA_CC=gcc "$P/bin/agoracc" --showme -E x.c)" = "gcc -I$P/include -pthread -fno-pie -fstack-clash-protection -fno-inline-atomics -include $P/include/agora/program_atomics.h -E x.c" ] || fail "agoracc --showme -E"
 [ "$("$P/bin/agoracxx" -agora-spmd --showme a.o b.o -o ab)" = "c++ -I$P/include a.o b.o -o ab -L$P/lib -lagora -Wl,-rpath,$P/lib" ] \
   || fail "agoracxx -agora-spmd --showme: $("$P/bin/agoracxx" -agora-spmd --showme a.o b.o -o ab)"
 
