@@ -12,6 +12,7 @@
 #include "api/private_stack.h"
 #include "common/log.h"
 #include "program/program_abi.h"
+#include "program/program_libc.h"
 #include "program/program_state.h"
 #include "runtime/global_stacks.h"
 #include "runtime/program_request.h"
@@ -106,6 +107,7 @@ void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t dat
   request.bss_lo = bss_lo;
   request.bss_hi = bss_hi;
   program_request_set(request);
+  program_libc_check(bss_lo, bss_hi);
   // Before the start-up barrier: once rank 0 is past it, threads placed here
   // may run (and malloc) before agora_init has returned on this rank.
   g_on_publish = [](Runtime *rt) {
