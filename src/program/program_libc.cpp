@@ -1,213 +1,28 @@
-// libc state a pthreads program treats as process-wide, made job-wide in
-// program mode (issue 26; docs/programs.md, "Process-wide state"). libc's
-// own variables are private to each rank (a shared library's data), so a
-// generator seeded by main on rank 0 would be unseeded on rank 1.
-//
-// The random generators: rand, srand, random, srandom, initstate, setstate
-// and the drand48 family of the program's own code (redirected by `ld
-// --wrap`, agora-program.wrap) work on one state in global memory, with
-// glibc's reentrant functions (random_r, drand48_r, ...), so every rank
-// draws from the one sequence a single process would give, value for value.
-// The state lives in pages of the executable's shared .bss that the startup
-// object provides (program_start.c's agora_libc_pages, placed in the shared
-// window by agora-program.ld) and registers before Agora starts; they are at
-// the same address on every rank. Each family is guarded by an
-// address-named Agora lock (a word of its page): a call is a lock acquire
-// and release, which also carries the state's consistency under every
-// protocol. erand48, nrand48 and jrand48 draw from the caller's own xsubi
-// and only read lcong48's parameters: they take no lock (ReadMostly below). Before
-// Agora runs (constructors of priority 101) and after the job has ended
-// (rank 0's exit handlers) a process-local mutex guards the same state; in a
-// fork() child the calls go to libc's own generators.
+// The job-wide libc state's pages (program_libc.h).
 #include "program/program_libc.h"
 
-#include <stdlib.h>
-
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
-#include <mutex>
-
 #include "common/log.h"
-#include "program/program_abi.h"
 #include "runtime/runtime.h"
 #include "runtime/store_trace.h"
 
 namespace agora {
-bool shim_runtime_live();                              // agora_c.cpp
-int shim_lock_address(const void *address, bool lock);  // agora_c.cpp
-}  // namespace agora
-
-extern "C" {
-int __real_rand(void);
-void __real_srand(unsigned);
-long __real_random(void);
-void __real_srandom(unsigned);
-char *__real_initstate(unsigned, char *, size_t);
-char *__real_setstate(char *);
-double __real_drand48(void);
-double __real_erand48(unsigned short[3]);
-long __real_lrand48(void);
-long __real_nrand48(unsigned short[3]);
-long __real_mrand48(void);
-long __real_jrand48(unsigned short[3]);
-void __real_srand48(long);
-unsigned short *__real_seed48(unsigned short[3]);
-void __real_lcong48(unsigned short[7]);
-}
+bool shim_runtime_live();  // agora_c.cpp
 
 namespace {
-
-// The job-wide state, in the registered pages (zero at start). One page per
-// family, so that threads drawing from one do not take the other's page
-// away (sc), and a read-mostly page for what erand48 & co read without a
-// lock.
-constexpr size_t kPage = 4096;
-struct alignas(kPage) RandomFamily {
-  uint64_t lock;          // its address names the lock of rand/random
-  int32_t ready;          // state holds glibc's default state (set at first use)
-  int32_t pad;
-  random_data state;
-  int32_t table[32];      // glibc's default array: TYPE_3, 128 bytes
-};
-struct alignas(kPage) Drand48Family {
-  uint64_t lock;          // ... of the drand48 family
-  drand48_data state;     // zero is glibc's default (the _r functions set a, c)
-};
-// lcong48's parameters as erand48, nrand48 and jrand48 (which draw from the
-// caller's own xsubi) read them without a lock: written after the call that
-// set them, outside the lock, so that every protocol shows them to whoever
-// synchronises with the caller afterwards (pthreads' rule for data a thread
-// writes), as an ordinary write.
-struct alignas(kPage) ReadMostly {
-  uint64_t env_lock;      // names the lock serialising setenv, chdir, ... broadcasts
-  uint16_t a[3];          // lcong48's multiplier, valid if custom
-  uint16_t c;             // and addend
-  uint32_t custom;        // 0: glibc's default parameters
-};
-struct LibcState {
-  RandomFamily random;
-  Drand48Family drand48;
-  ReadMostly shared;
-};
-static_assert(sizeof(LibcState) == AGORA_PROGRAM_LIBC_BYTES, "the startup object's pages hold the state");
-
 LibcState *g_state = nullptr;  // per rank, the same address on every rank
-std::mutex g_local;  // while Agora does not run: before start, after the end
-
-// Where a call goes: libc's own state (no page, or a fork() child), the
-// page under g_local (Agora not running), or the page under an Agora lock.
-enum class Where { Libc, Local, Job };
-Where where() {
-  if (!g_state || agora::Runtime::in_forked_child()) return Where::Libc;
-  return agora::shim_runtime_live() ? Where::Job : Where::Local;
-}
-
-// A store to global memory made inside the lock's span (Agora's own code is
-// not instrumented): a program built with store tracing tells regc exactly
-// what its spans stored.
-void stored(const void *address, size_t bytes) {
-  if (agora::store_trace_active()) agora::store_trace_record(address, (uint32_t)bytes);
-}
-
-// body() on the state, under the family's lock (Where::Job or Local).
-template <typename F>
-auto locked(Where w, uint64_t *lock, F body) -> decltype(body(g_state)) {
-  if (w == Where::Local) {
-    std::lock_guard<std::mutex> guard(g_local);
-    return body(g_state);
-  }
-  if (int status = agora::shim_lock_address(lock, true))
-    agora::fatal("cannot take the lock of libc's job-wide state: %s", agora_strerror(status));
-  auto result = body(g_state);
-  agora::shim_lock_address(lock, false);
-  return result;
-}
-
-// ---- random / rand ---------------------------------------------------------
-// The array random uses ([-1] is its type and position word, which setstate
-// and initstate write), for store tracing.
-void stored_random(RandomFamily *f) {
-  stored(f, offsetof(RandomFamily, table));
-  const random_data &r = f->state;
-  if (r.state) stored(r.state - 1, (size_t)((const char *)r.end_ptr - (const char *)(r.state - 1)));
-}
-
-// glibc's default state: what initstate(1, table, 128) gives (its static
-// table is that state, so rand() without srand draws as after srand(1)).
-random_data *random_state(RandomFamily *f) {
-  if (!f->ready) {
-    initstate_r(1, (char *)f->table, sizeof f->table, &f->state);
-    f->ready = 1;
-  }
-  return &f->state;
-}
-
-template <typename F>
-auto with_random(Where w, F body) -> decltype(body(&g_state->random)) {
-  return locked(w, &g_state->random.lock, [&](LibcState *s) {
-    auto result = body(&s->random);
-    stored_random(&s->random);
-    return result;
-  });
-}
-
-long draw_random() {
-  Where w = where();
-  if (w == Where::Libc) return __real_random();
-  return with_random(w, [](RandomFamily *f) {
-    int32_t v = 0;
-    random_r(random_state(f), &v);
-    return (long)v;
-  });
-}
-
-void seed_random(unsigned seed) {
-  Where w = where();
-  if (w == Where::Libc) return __real_srandom(seed);
-  with_random(w, [seed](RandomFamily *f) { return srandom_r(seed, random_state(f)); });
-}
-
-// ---- the drand48 family -------------------------------------------------------
-template <typename F>
-auto with_drand48(Where w, F body) -> decltype(body(&g_state->drand48.state)) {
-  return locked(w, &g_state->drand48.lock, [&](LibcState *s) {
-    auto result = body(&s->drand48.state);
-    stored(&s->drand48, sizeof s->drand48);
-    return result;
-  });
-}
-
-// After a call that set the parameters (lcong48; srand48 and seed48 restore
-// glibc's), outside the lock: see ReadMostly.
-void publish_parameters(bool custom, const unsigned short *param) {
-  ReadMostly &r = g_state->shared;
-  if (!custom) {
-    if (r.custom) r.custom = 0;  // no write (no page traffic) while it is the default
-    return;
-  }
-  std::memcpy(r.a, param + 3, sizeof r.a);  // param: x[3], a[3], c
-  r.c = param[6];
-  r.custom = 1;
-}
-
-// The parameters erand48 & co use: glibc's defaults (set by the _r
-// functions on a zero buffer) or lcong48's.
-drand48_data parameters() {
-  drand48_data d;
-  std::memset(&d, 0, sizeof d);
-  const ReadMostly &r = g_state->shared;
-  if (r.custom) {
-    d.__a = (unsigned long long)r.a[2] << 32 | (unsigned long long)r.a[1] << 16 | r.a[0];
-    d.__c = r.c;
-    d.__init = 1;
-  }
-  return d;
-}
-
 }  // namespace
 
-namespace agora {
+LibcState *program_libc_state() { return g_state; }
+
+void program_libc_register(void *pages, size_t bytes) {
+  if (bytes != sizeof(LibcState) || (uintptr_t)pages % kPage)
+    fatal(
+        "the startup object's libc state is %zu bytes at %p, Agora needs %zu, page aligned: rebuild with "
+        "this Agora's agoracc",
+        bytes, pages, sizeof(LibcState));
+  g_state = static_cast<LibcState *>(pages);
+}
+
 void program_libc_check(uintptr_t bss_lo, uintptr_t bss_hi) {
   uintptr_t page = (uintptr_t)g_state;
   if (g_state && (page < bss_lo || page + sizeof(LibcState) > bss_hi))
@@ -216,125 +31,13 @@ void program_libc_check(uintptr_t bss_lo, uintptr_t bss_hi) {
         "startup object (agora_program_start) and the linker script (agora-program.ld) do not match",
         (void *)page, (void *)bss_lo, (void *)bss_hi);
 }
+
+LibcWhere program_libc_where() {
+  if (!g_state || Runtime::in_forked_child()) return LibcWhere::Libc;
+  return shim_runtime_live() ? LibcWhere::Job : LibcWhere::Local;
+}
+
+void program_libc_stored(const void *address, size_t bytes) {
+  if (store_trace_active()) store_trace_record(address, (uint32_t)bytes);
+}
 }  // namespace agora
-
-extern "C" {
-
-void agora_program_libc_state(void *pages, size_t bytes) {
-  if (bytes != sizeof(LibcState) || (uintptr_t)pages % kPage)
-    agora::fatal("the startup object's libc state is %zu bytes at %p, Agora needs %zu, page aligned: rebuild with "
-                 "this Agora's agoracc",
-                 bytes, pages, sizeof(LibcState));
-  g_state = static_cast<LibcState *>(pages);
-}
-
-int __wrap_rand(void) { return (int)draw_random(); }
-long __wrap_random(void) { return draw_random(); }
-void __wrap_srand(unsigned seed) { seed_random(seed); }
-void __wrap_srandom(unsigned seed) { seed_random(seed); }
-
-// Both return the array the state was in ([-1] of the state), as glibc's do.
-char *__wrap_initstate(unsigned seed, char *array, size_t bytes) {
-  Where w = where();
-  if (w == Where::Libc) return __real_initstate(seed, array, bytes);
-  return with_random(w, [=](RandomFamily *f) -> char * {
-    random_data *r = random_state(f);
-    char *old = (char *)(r->state - 1);
-    stored(old, sizeof(int32_t));  // initstate_r saves the old array's position there
-    return initstate_r(seed, array, bytes, r) == 0 ? old : nullptr;
-  });
-}
-
-char *__wrap_setstate(char *array) {
-  Where w = where();
-  if (w == Where::Libc) return __real_setstate(array);
-  return with_random(w, [=](RandomFamily *f) -> char * {
-    random_data *r = random_state(f);
-    char *old = (char *)(r->state - 1);
-    stored(old, sizeof(int32_t));
-    return setstate_r(array, r) == 0 ? old : nullptr;
-  });
-}
-
-double __wrap_drand48(void) {
-  Where w = where();
-  if (w == Where::Libc) return __real_drand48();
-  return with_drand48(w, [](drand48_data *d) {
-    double v = 0;
-    drand48_r(d, &v);
-    return v;
-  });
-}
-
-long __wrap_lrand48(void) {
-  Where w = where();
-  if (w == Where::Libc) return __real_lrand48();
-  return with_drand48(w, [](drand48_data *d) {
-    long v = 0;
-    lrand48_r(d, &v);
-    return v;
-  });
-}
-
-long __wrap_mrand48(void) {
-  Where w = where();
-  if (w == Where::Libc) return __real_mrand48();
-  return with_drand48(w, [](drand48_data *d) {
-    long v = 0;
-    mrand48_r(d, &v);
-    return v;
-  });
-}
-
-// The caller's own xsubi with the job's parameters: no lock (see ReadMostly).
-double __wrap_erand48(unsigned short xsubi[3]) {
-  if (where() == Where::Libc) return __real_erand48(xsubi);
-  drand48_data d = parameters();
-  double v = 0;
-  erand48_r(xsubi, &d, &v);
-  return v;
-}
-
-long __wrap_nrand48(unsigned short xsubi[3]) {
-  if (where() == Where::Libc) return __real_nrand48(xsubi);
-  drand48_data d = parameters();
-  long v = 0;
-  nrand48_r(xsubi, &d, &v);
-  return v;
-}
-
-long __wrap_jrand48(unsigned short xsubi[3]) {
-  if (where() == Where::Libc) return __real_jrand48(xsubi);
-  drand48_data d = parameters();
-  long v = 0;
-  jrand48_r(xsubi, &d, &v);
-  return v;
-}
-
-void __wrap_srand48(long seed) {
-  Where w = where();
-  if (w == Where::Libc) return __real_srand48(seed);
-  with_drand48(w, [=](drand48_data *d) { return srand48_r(seed, d); });
-  publish_parameters(false, nullptr);
-}
-
-// Returns the previous seed, kept in the job's state (glibc's is in libc's).
-unsigned short *__wrap_seed48(unsigned short seed[3]) {
-  Where w = where();
-  if (w == Where::Libc) return __real_seed48(seed);
-  unsigned short *old = with_drand48(w, [=](drand48_data *d) -> unsigned short * {
-    seed48_r(seed, d);
-    return d->__old_x;
-  });
-  publish_parameters(false, nullptr);
-  return old;
-}
-
-void __wrap_lcong48(unsigned short param[7]) {
-  Where w = where();
-  if (w == Where::Libc) return __real_lcong48(param);
-  with_drand48(w, [=](drand48_data *d) { return lcong48_r(param, d); });
-  publish_parameters(true, param);
-}
-
-}  // extern "C"
