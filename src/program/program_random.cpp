@@ -1,4 +1,4 @@
-// The random generators of a program in program mode, made
+// The random generators and strtok of a program in program mode, made
 // job-wide (issue 26; docs/programs.md, "Process-wide state"). libc's own
 // variables are private to each rank (a shared library's data), so a
 // generator seeded by main on rank 0 would be unseeded on rank 1.
@@ -12,7 +12,8 @@
 // call is a lock acquire and release, which also carries the state's
 // consistency under every protocol. erand48, nrand48 and jrand48 draw from
 // the caller's own xsubi and only read lcong48's parameters: they take no
-// lock (ReadMostly, program_libc.h). Before Agora
+// lock (ReadMostly, program_libc.h). strtok keeps its position in the pages
+// too, without a lock, as libc keeps it in an ordinary static. Before Agora
 // runs (constructors of priority 101) and after the job has ended (rank 0's
 // exit handlers) a process-local mutex guards the same state; in a fork()
 // child the calls go to libc's own.
@@ -46,6 +47,7 @@ long __real_jrand48(unsigned short[3]);
 void __real_srand48(long);
 unsigned short *__real_seed48(unsigned short[3]);
 void __real_lcong48(unsigned short[7]);
+char *__real_strtok(char *, const char *);
 }
 
 namespace {
@@ -158,8 +160,6 @@ drand48_data parameters() {
 
 }  // namespace
 
-
-
 extern "C" {
 
 int __wrap_rand(void) { return (int)draw_random(); }
@@ -269,6 +269,15 @@ void __wrap_lcong48(unsigned short param[7]) {
   if (w == Where::Libc) return __real_lcong48(param);
   with_drand48(w, [=](drand48_data *d) { return lcong48_r(param, d); });
   publish_parameters(true, param);
+}
+
+// strtok: its saved position in the job's page, no lock (see StrtokPage).
+char *__wrap_strtok(char *s, const char *delim) {
+  if (where() == Where::Libc) return __real_strtok(s, delim);
+  char **save = &state()->strtok.save;
+  char *token = strtok_r(s, delim, save);
+  stored(save, sizeof *save);
+  return token;
 }
 
 }  // extern "C"

@@ -1,7 +1,7 @@
 /* libc state a pthreads program treats as process-wide, in program mode
  * (issue 26): the random generators (rand/random and their seeds,
- * initstate/setstate, the drand48 family and lcong48's parameters) are one
- * state for the whole job, as in one process.
+ * initstate/setstate, the drand48 family and lcong48's parameters) and
+ * strtok's position are one state for the whole job, as in one process.
  *
  * Every phase runs two workers, one on each rank (2 ranks, 1 thread per
  * rank). The random phases check the exact values: main computes what one
@@ -41,7 +41,7 @@ static int failures;
 /* Each phase runs two workers at once (ids 0 and 1); they record their
  * process, so that the run shows they were on different ranks. */
 static pid_t worker_pid[2];
-static sem_t turn;    /* worker 1 waits for worker 0's post in ordered phases */
+static sem_t turn; /* worker 1 waits for worker 0's post in ordered phases */
 
 /* Built as a plain pthreads program (the reference run), all threads share
  * one process. */
@@ -55,8 +55,8 @@ static void run_pair(const char *phase, void *(*fn)(void *))
         CHECK(pthread_create(&t[i], NULL, fn, (void *)i) == 0, "%s: create", phase);
     for (int i = 0; i < 2; ++i)
         CHECK(pthread_join(t[i], NULL) == 0, "%s: join", phase);
-    CHECK(!in_program_mode() || worker_pid[0] != worker_pid[1], "%s: both workers ran in process %d (want two ranks)", phase,
-          (int)worker_pid[0]);
+    CHECK(!in_program_mode() || worker_pid[0] != worker_pid[1], "%s: both workers ran in process %d (want two ranks)",
+          phase, (int)worker_pid[0]);
     printf("%s done (failures so far %d)\n", phase, failures);
     fflush(stdout);
 }
@@ -170,6 +170,33 @@ static void *lcong(void *arg)
     return NULL;
 }
 
+/* ---- strtok: main starts, the workers and main continue one scan ---------- */
+static char text[] = "t0,t1,t2,t3,t4,t5";
+static const char *got_token[2];
+static void *tokens(void *arg)
+{
+    long id = (long)arg;
+    worker_pid[id] = getpid();
+    wait_turn(id);
+    got_token[id] = strtok(NULL, ",");
+    end_turn(id);
+    return NULL;
+}
+
+static void check_strtok(void)
+{
+    /* strtok: main takes the first token, the workers the next two, main the rest. */
+    CHECK(strcmp(strtok(text, ","), "t0") == 0, "strtok: first token");
+    run_pair("strtok", tokens);
+    for (int w = 0; w < 2; ++w) {
+        char want[3] = {'t', (char)('1' + w), 0};
+        CHECK(got_token[w] && strcmp(got_token[w], want) == 0, "strtok: worker %d got %s, want %s", w,
+              got_token[w] ? got_token[w] : "NULL", want);
+    }
+    const char *next = strtok(NULL, ",");
+    CHECK(next && strcmp(next, "t3") == 0, "strtok: main after the workers got %s, want t3", next ? next : "NULL");
+}
+
 static int run_checks(void)
 {
     /* Unseeded: glibc's defaults (rand as after srand(1), drand48's x = 0). */
@@ -278,6 +305,7 @@ static int run_checks(void)
                   w, i, got_rand[w][i], got_drand[w][i], got_lrand[w][i], got_mrand[w][i], wr, d, l, m);
         }
 
+    check_strtok();
     return failures;
 }
 
