@@ -9,11 +9,15 @@
  *                private memory (getenv's string, on rank 0's process
  *                stack, which ASLR places elsewhere on other ranks): a hint
  *                names the address
+ *   chdir_gone   main changes to a directory and removes it, then starts a
+ *                thread on another rank, which cannot follow it there: the
+ *                job ends with a message naming the directory and the rank
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <agora/agora.h>
 
@@ -73,6 +77,11 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "private_ptr")) {
         private_string = getenv("PATH"); /* a string in rank 0's own memory */
         agora_thread_create_on(&t, last, private_reader, NULL);
+        agora_thread_join(t, NULL);
+    } else if (!strcmp(mode, "chdir_gone")) {
+        char dir[] = "/tmp/agora_misuse_XXXXXX";
+        if (!mkdtemp(dir) || chdir(dir) != 0 || rmdir(dir) != 0) return 2;
+        agora_thread_create_on(&t, last, quick, NULL);
         agora_thread_join(t, NULL);
     }
     printf("main done\n");

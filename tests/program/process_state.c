@@ -1,14 +1,18 @@
 /* libc state a pthreads program treats as process-wide, in program mode
  * (issue 26): the random generators (rand/random and their seeds,
  * initstate/setstate, the drand48 family and lcong48's parameters) and
- * strtok's position are one state for the whole job, as in one process.
+ * strtok's position are one state for the whole job, as in one process; the
+ * environment, the current directory, the umask and the locale changed by
+ * one thread hold for every thread that synchronises with it afterwards.
  *
  * Every phase runs two workers, one on each rank (2 ranks, 1 thread per
  * rank). The random phases check the exact values: main computes what one
  * process would draw with the same seeds, on private states through glibc's
  * reentrant _r functions, and the draws of main and of the workers on both
  * ranks must be that sequence (in the order a semaphore imposes) or, for
- * concurrent draws, that multiset. Any mismatch exits 1.
+ * concurrent draws, that multiset. The attribute phases check them through
+ * calls Agora does not wrap too (open of a relative path, the mode of a new
+ * file, MB_CUR_MAX). Any mismatch exits 1.
  *
  * process_state            the checks
  * process_state bench N    N rand() calls by main, then by a worker on
@@ -16,11 +20,14 @@
  *                          calls per second */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -183,7 +190,95 @@ static void *tokens(void *arg)
     return NULL;
 }
 
-static void check_strtok(void)
+/* ---- the environment: main's changes, then worker 0's, seen by worker 1 ---- */
+static char put_string[] = "AGORA_PS_PUT=put-by-main";
+static void *environment(void *arg)
+{
+    long id = (long)arg;
+    worker_pid[id] = getpid();
+    const char *a, *put, *gone = getenv("AGORA_PS_GONE");
+    CHECK(!gone, "environment: worker %ld: AGORA_PS_GONE is %s, want unset (main unset it)", id, gone);
+    wait_turn(id);
+    if (id == 0) {
+        a = getenv("AGORA_PS_A");
+        put = getenv("AGORA_PS_PUT");
+        CHECK(a && strcmp(a, "main") == 0, "environment: worker 0: AGORA_PS_A is %s, want main", a ? a : "unset");
+        CHECK(put && strcmp(put, "put-by-main") == 0, "environment: worker 0: AGORA_PS_PUT is %s, want put-by-main",
+              put ? put : "unset");
+        CHECK(setenv("AGORA_PS_A", "not-overwritten", 0) == 0, "setenv failed");
+        CHECK(setenv("AGORA_PS_W0", "worker0", 1) == 0, "setenv failed");
+        CHECK(unsetenv("AGORA_PS_PUT") == 0, "unsetenv failed");
+    } else {
+        const char *w0 = getenv("AGORA_PS_W0");
+        a = getenv("AGORA_PS_A");
+        put = getenv("AGORA_PS_PUT");
+        CHECK(w0 && strcmp(w0, "worker0") == 0,
+              "environment: worker 1: AGORA_PS_W0 is %s, want worker0 (worker 0 set it)", w0 ? w0 : "unset");
+        CHECK(a && strcmp(a, "main") == 0,
+              "environment: worker 1: AGORA_PS_A is %s, want main (setenv without overwrite)", a ? a : "unset");
+        CHECK(!put, "environment: worker 1: AGORA_PS_PUT is %s, want unset (worker 0 unset it)", put);
+    }
+    end_turn(id);
+    return NULL;
+}
+
+/* ---- directory and umask: main's, then worker 0's, seen by worker 1 --------- */
+static char dir[] = "/tmp/agora_process_state_XXXXXX";
+static char sub[sizeof dir + 8];
+static mode_t new_file_mode(const char *path)
+{
+    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0666);
+    struct stat st;
+    mode_t mode = fd >= 0 && fstat(fd, &st) == 0 ? st.st_mode & 0777 : (mode_t)-1;
+    if (fd >= 0) close(fd);
+    unlink(path);
+    return mode;
+}
+static void *directory(void *arg)
+{
+    long id = (long)arg;
+    worker_pid[id] = getpid();
+    char cwd[4096];
+    wait_turn(id);
+    if (id == 0) {
+        /* No wrapped call before these: the thread's start brought them. */
+        CHECK(access("marker", F_OK) == 0, "directory: worker 0: no ./marker (main made it in %s)", dir);
+        mode_t mode = new_file_mode("w0");
+        CHECK(mode == 0640, "umask: worker 0: a new file has mode %o, want 640 (main's umask 027)", (unsigned)mode);
+        CHECK(getcwd(cwd, sizeof cwd) && strcmp(cwd, dir) == 0, "directory: worker 0: cwd %s, want %s", cwd, dir);
+        CHECK(chdir("sub") == 0, "chdir(sub) failed");
+        umask(077);
+    } else {
+        /* No wrapped call before these: the semaphore wait brought them. */
+        CHECK(access("in_sub", F_OK) == 0, "directory: worker 1: no ./in_sub (worker 0 went to %s)", sub);
+        mode_t mode = new_file_mode("w1");
+        CHECK(mode == 0600, "umask: worker 1: a new file has mode %o, want 600 (worker 0's umask 077)", (unsigned)mode);
+        CHECK(getcwd(cwd, sizeof cwd) && strcmp(cwd, sub) == 0, "directory: worker 1: cwd %s, want %s", cwd, sub);
+    }
+    end_turn(id);
+    return NULL;
+}
+
+/* ---- the locale: main's setlocale, seen by both workers ----------------- */
+static char main_locale[256];
+static void *locale(void *arg)
+{
+    long id = (long)arg;
+    worker_pid[id] = getpid();
+    CHECK(MB_CUR_MAX > 1, "locale: worker %ld: MB_CUR_MAX is %zu, want a UTF-8 locale's", id, (size_t)MB_CUR_MAX);
+    const char *now = setlocale(LC_ALL, NULL);
+    CHECK(now && strcmp(now, main_locale) == 0, "locale: worker %ld: %s, want %s", id, now ? now : "NULL", main_locale);
+    return NULL;
+}
+
+static void touch(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL, "cannot create %s", path);
+    if (f) fclose(f);
+}
+
+static void check_attributes(void)
 {
     /* strtok: main takes the first token, the workers the next two, main the rest. */
     CHECK(strcmp(strtok(text, ","), "t0") == 0, "strtok: first token");
@@ -195,6 +290,49 @@ static void check_strtok(void)
     }
     const char *next = strtok(NULL, ",");
     CHECK(next && strcmp(next, "t3") == 0, "strtok: main after the workers got %s, want t3", next ? next : "NULL");
+
+    /* The environment. */
+    CHECK(setenv("AGORA_PS_GONE", "x", 1) == 0 && unsetenv("AGORA_PS_GONE") == 0, "setenv/unsetenv failed");
+    CHECK(setenv("AGORA_PS_A", "main", 1) == 0, "setenv failed");
+    CHECK(putenv(put_string) == 0, "putenv failed");
+    run_pair("environment", environment);
+    const char *w0 = getenv("AGORA_PS_W0");
+    CHECK(w0 && strcmp(w0, "worker0") == 0, "environment: main: AGORA_PS_W0 is %s, want worker0", w0 ? w0 : "unset");
+    CHECK(!getenv("AGORA_PS_PUT"), "environment: main: AGORA_PS_PUT is still set (worker 0 unset it)");
+
+    /* The directory and the umask. */
+    char start[4096];
+    int start_fd = open(".", O_RDONLY | O_DIRECTORY);
+    CHECK(getcwd(start, sizeof start) != NULL && start_fd >= 0, "cannot read the start directory");
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp failed: %s", strerror(errno));
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    CHECK(mkdir(sub, 0700) == 0, "mkdir %s failed", sub);
+    CHECK(chdir(dir) == 0, "chdir %s failed", dir);
+    touch("marker");
+    touch("sub/in_sub");
+    mode_t old_mask = umask(027);
+    run_pair("directory and umask", directory);
+    char cwd[4096];
+    CHECK(getcwd(cwd, sizeof cwd) && strcmp(cwd, sub) == 0, "directory: main: cwd %s, want %s (worker 0's chdir)", cwd,
+          sub);
+    CHECK(fchdir(start_fd) == 0, "fchdir failed");
+    umask(old_mask);
+    unlink("marker"); /* relative to start: nothing there */
+    char path[sizeof sub + 16];
+    snprintf(path, sizeof path, "%s/in_sub", sub);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/marker", dir);
+    unlink(path);
+    rmdir(sub);
+    rmdir(dir);
+    close(start_fd);
+
+    /* The locale, and fchdir's directory seen by the workers. */
+    const char *set = setlocale(LC_ALL, "C.UTF-8");
+    CHECK(set != NULL, "setlocale(LC_ALL, C.UTF-8) failed");
+    snprintf(main_locale, sizeof main_locale, "%s", set ? set : "?");
+    run_pair("locale", locale);
+    setlocale(LC_ALL, "C");
 }
 
 static int run_checks(void)
@@ -305,7 +443,7 @@ static int run_checks(void)
                   w, i, got_rand[w][i], got_drand[w][i], got_lrand[w][i], got_mrand[w][i], wr, d, l, m);
         }
 
-    check_strtok();
+    check_attributes();
     return failures;
 }
 
