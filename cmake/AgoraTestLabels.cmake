@@ -44,6 +44,9 @@ set(AGORA_FULL_TIER_ONLY
   # variable are the pthreads shim's calls, which sc and hlrc run in the
   # fast tier and the fast tier's regc tests cover.
   "^program_std_thread_2_regc$"
+  # libc's process-wide state (random generators, environment, directory):
+  # the shims are protocol independent; sc and hlrc run it in the fast tier.
+  "^program_process_state_2_regc$"
   # The stress matrix (2-8 ranks, 1-2 threads per rank, every protocol, with
   # and without a cache, memory servers; about 10 minutes): the fast tier
   # keeps 2x2 runs under hlrc and regc (with the cache), the race-injection

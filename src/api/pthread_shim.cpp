@@ -51,6 +51,9 @@ int shim_lock_address(const void *address, bool lock);
 int shim_trylock_address(const void *address);  // AGORA_OK or AGORA_BUSY
 bool shim_holds_address(const void *address);   // the calling thread holds that lock
 void shim_nap(double seconds);                  // sleeps, on the thread's private stack
+// program_process_attrs.cpp: this rank takes the job's environment and
+// process attributes changed before the synchronisation that just ended.
+void program_attrs_catch_up();
 }  // namespace agora
 
 // CORE's agora_thread_exit: weak, so that this library links without it.
@@ -126,6 +129,13 @@ namespace {
 bool agora_up() { return agora::shim_runtime_live(); }
 
 bool shared(const void *object) { return agora_up() && agora_is_global(object); }
+
+// After a synchronisation that succeeded (result 0), the changes to the
+// process attributes it orders after become this rank's too.
+int synchronised(int result) {
+  if (result == 0) agora::program_attrs_catch_up();
+  return result;
+}
 
 constexpr uint64_t kAgoraThread = 1ull << 48;  // agora handles are at or above this
 
@@ -377,7 +387,7 @@ int __wrap_pthread_join(pthread_t t, void **ret) {
   if ((uint64_t)t == agora_thread_self()) return EDEADLK;
   agora_thread_t h{(int32_t)(((uint64_t)t >> 48) - 1), 0, (uint64_t)t & ((1ull << 47) - 1)};
   int status = agora_thread_join(h, ret);
-  return status == AGORA_OK ? 0 : status == AGORA_ERR_INVALID_ARGUMENT ? ESRCH : to_errno(status);
+  return synchronised(status == AGORA_OK ? 0 : status == AGORA_ERR_INVALID_ARGUMENT ? ESRCH : to_errno(status));
 }
 
 void __wrap_pthread_exit(void *ret) {
@@ -428,7 +438,7 @@ int __wrap_pthread_mutex_lock(pthread_mutex_t *m) {
   if (!shared(m)) return __real_pthread_mutex_lock(m);
   int special = owner_relock(m, EDEADLK);
   if (special >= 0) return special;
-  return to_errno(agora::shim_lock_address(m, true));
+  return synchronised(to_errno(agora::shim_lock_address(m, true)));
 }
 
 int __wrap_pthread_mutex_trylock(pthread_mutex_t *m) {
@@ -606,7 +616,8 @@ int __wrap_pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_
 int __wrap_pthread_barrier_wait(pthread_barrier_t *b) {
   if (!shared(b)) return __real_pthread_barrier_wait(b);
   int status = agora_thread_barrier_wait(reinterpret_cast<agora_thread_barrier_t *>(b));
-  return status == AGORA_BARRIER_SERIAL ? PTHREAD_BARRIER_SERIAL_THREAD : to_errno(status);
+  int result = synchronised(status == AGORA_BARRIER_SERIAL ? 0 : to_errno(status));
+  return status == AGORA_BARRIER_SERIAL ? PTHREAD_BARRIER_SERIAL_THREAD : result;
 }
 
 int __wrap_pthread_barrier_destroy(pthread_barrier_t *b) {
@@ -642,7 +653,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, double deadline) {
   auto *cv = reinterpret_cast<agora_cond_t *>(c);
   int status = deadline < 0 ? agora_cond_wait(cv, as_lock(m)) : agora_cond_timedwait(cv, as_lock(m), deadline);
   if (extra) t_recursion[m] = extra;
-  return to_errno(status);
+  return synchronised(to_errno(status));
 }
 
 int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
@@ -712,7 +723,7 @@ int __wrap_sem_init(sem_t *s, int pshared, unsigned value) {
 int __wrap_sem_wait(sem_t *s) {
   if (!shared(s)) return __real_sem_wait(s);
   int status = agora_sem_wait(reinterpret_cast<agora_sem_t *>(s));
-  return sem_result(status, to_errno(status));
+  return synchronised(sem_result(status, to_errno(status)));
 }
 
 int __wrap_sem_trywait(sem_t *s) {
@@ -724,7 +735,7 @@ int __wrap_sem_trywait(sem_t *s) {
 static int sem_timed(sem_t *s, clockid_t clock, const struct timespec *abstime) {
   auto *sem = reinterpret_cast<agora_sem_t *>(s);
   int status = retry_until(clock, abstime, [sem] { return agora_sem_trywait(sem); });
-  return sem_result(status, to_errno(status));
+  return synchronised(sem_result(status, to_errno(status)));
 }
 
 int __wrap_sem_timedwait(sem_t *s, const struct timespec *abstime) {

@@ -15,6 +15,12 @@ extern "C" {
  * run threads placed on them, then end the process. */
 void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t data_hi, uintptr_t bss_lo,
                          uintptr_t bss_hi);
+/* Before agora_program_start: the pages of the program's shared .bss that
+ * hold libc's job-wide state (random generators, process attributes,
+ * strtok; program_libc.cpp).
+ * Zero-filled, page aligned, AGORA_PROGRAM_LIBC_BYTES bytes. */
+#define AGORA_PROGRAM_LIBC_BYTES (5 * 4096)
+void agora_program_libc_state(void *pages, size_t bytes);
 /* Runs main on a stack in global memory, with argv and envp copied into
  * global memory; ends the process with main's status (never returns). */
 void agora_program_main(int (*real_main)(int, char **, char **), int argc, char **argv, char **envp);

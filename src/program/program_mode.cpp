@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "platform/platform.h"
 #include "program/program_abi.h"
+#include "program/program_libc.h"
 #include "program/program_state.h"
 #include "runtime/global_stacks.h"
 #include "runtime/program_request.h"
@@ -115,6 +116,7 @@ void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t dat
   request.bss_lo = bss_lo;
   request.bss_hi = bss_hi;
   program_request_set(request);
+  program_libc_check(bss_lo, bss_hi);
   // Before the start-up barrier: once rank 0 is past it, threads placed here
   // may run (and malloc) before agora_init has returned on this rank.
   g_on_publish = [](Runtime *rt) {

@@ -5,7 +5,8 @@
  * agora-program.wrap turn the program's references to main, exit and the
  * heap functions into references to the __wrap_ functions here; __real_
  * names reach the originals. Its own data is excluded from the shared
- * windows by agora-program.ld (it stays per rank). */
+ * windows by agora-program.ld (it stays per rank), except the page of
+ * .bss.agora_shared. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +22,12 @@ extern char __agora_shared_bss_start[], __agora_shared_bss_end[];
  * except this section, which agora-program.ld puts in the shared .bss. */
 __attribute__((
     section(".bss.agora_shared"))) static struct agora_program_key agora_program_key_table[AGORA_PROGRAM_KEYS];
+/* libc's process-wide state made job-wide (the random generators' states:
+ * program_libc.cpp): pages of the program's shared .bss, although this
+ * object's own data stays per rank. agora-program.ld places the section
+ * .bss.agora_shared of this object in the shared window; pages of their
+ * own, so that no global of the program shares them. */
+__attribute__((section(".bss.agora_shared"), aligned(4096))) static char agora_libc_pages[AGORA_PROGRAM_LIBC_BYTES];
 
 /* Priority 102: before the program's own constructors (which then write
  * their globals into shared memory, once, on rank 0), after the shared
@@ -31,6 +38,7 @@ __attribute__((constructor(102))) static void agora_program_constructor(int argc
 {
     (void)envp;
     agora_program_keys(agora_program_key_table);
+    agora_program_libc_state(agora_libc_pages, sizeof agora_libc_pages);
     agora_program_start(argc, argv, (uintptr_t)__agora_shared_data_start, (uintptr_t)__agora_shared_data_end,
                         (uintptr_t)__agora_shared_bss_start, (uintptr_t)__agora_shared_bss_end);
 }

@@ -36,6 +36,7 @@ struct Body {
 };
 thread_local Body tl_body;
 std::atomic<BodyEndHook> g_body_end_hook{nullptr};
+void (*g_prologue)() = nullptr;
 
 inline uintptr_t current_sp() { return platform::stack_pointer_exact(); }
 }  // namespace
@@ -46,6 +47,8 @@ bool on_global_stack() {
 }
 uintptr_t private_stack_top() { return tl_body.private_top; }
 bool in_body() { return tl_body.active; }
+
+void set_body_prologue(void (*prologue)()) { g_prologue = prologue; }
 
 void body_exit(void *ret) {
   tl_body.exit_ret = ret;
@@ -97,6 +100,7 @@ void *Runtime::run_body(void *(*fn)(void *), void *arg, const std::string &who, 
     tl_body.stack_lo = guard + kGuardBytes;
     tl_body.stack_hi = guard + kGuardBytes + stack;
   }
+  if (g_prologue) g_prologue();
   tl_body.active = true;
   if (__builtin_setjmp(tl_body.jump) == 0) {
     if (program_mode_) {

@@ -28,6 +28,10 @@ bool in_body();
 // Ends the current body as if it returned ret (in_body() must hold). Frames
 // between are abandoned: C++ destructors in them do not run.
 [[noreturn]] void body_exit(void *ret);
+// Runs before every body on this process (program mode: the rank takes the
+// job's process attributes, program_process_attrs.cpp), on the thread's
+// private stack. Set before threads start.
+void set_body_prologue(void (*prologue)());
 
 // Called on a body's own thread when the body ends (its function returned,
 // or agora_thread_exit), before the thread counts as ended, so that a join

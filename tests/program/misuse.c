@@ -24,6 +24,9 @@
  *                (getenv's string no longer serves: every rank runs with
  *                one address layout, so the other rank reads its own
  *                environment there, silently.)
+ *   chdir_gone   main changes to a directory and removes it, then starts a
+ *                thread on another rank, which cannot follow it there: the
+ *                job ends with a message naming the directory and the rank
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -232,6 +235,11 @@ int main(int argc, char **argv)
         if (asprintf(&big, "%*s", 1 << 20, "x") < 0) return 1;
         private_string = big;
         agora_thread_create_on(&t, last, private_reader, NULL);
+        agora_thread_join(t, NULL);
+    } else if (!strcmp(mode, "chdir_gone")) {
+        char dir[] = "/tmp/agora_misuse_XXXXXX";
+        if (!mkdtemp(dir) || chdir(dir) != 0 || rmdir(dir) != 0) return 2;
+        agora_thread_create_on(&t, last, quick, NULL);
         agora_thread_join(t, NULL);
     }
     printf("main done\n");
