@@ -74,11 +74,11 @@ using agora::LibcWhere;
 // One entry of the record. Environment entries are keyed by the variable's
 // name; the others have one entry each.
 enum class Kind : uint32_t {
-  SetVar,    // name=value
-  UnsetVar,  // name
-  Directory, // value: the absolute path
-  Mask,      // value: the mask, in octal
-  Locale,    // value: setlocale(LC_ALL, NULL)'s name
+  SetVar,     // name=value
+  UnsetVar,   // name
+  Directory,  // value: the absolute path
+  Mask,       // value: the mask, in octal
+  Locale,     // value: setlocale(LC_ALL, NULL)'s name
 };
 struct Entry {
   uint64_t generation = 0;
@@ -174,9 +174,10 @@ void replay(const Entry &e) {
       break;
     case Kind::Locale:
       if (!__real_setlocale(LC_ALL, e.value.c_str()))
-        agora::fatal("setlocale(LC_ALL, \"%s\"), done by the program on another rank, fails on rank %d (is the locale "
-                     "installed on every host?)",
-                     e.value.c_str(), agora_rank());
+        agora::fatal(
+            "setlocale(LC_ALL, \"%s\"), done by the program on another rank, fails on rank %d (is the locale "
+            "installed on every host?)",
+            e.value.c_str(), agora_rank());
       break;
   }
 }
@@ -191,8 +192,8 @@ void catch_up_locked(const agora::AttrsWords *words) {
 
 void lock_words(agora::AttrsWords *words, bool lock) {
   if (int status = agora::shim_lock_address(&words->lock, lock))
-    agora::fatal("cannot %s the lock of the job's environment and process attributes: %s",
-                 lock ? "take" : "release", agora_strerror(status));
+    agora::fatal("cannot %s the lock of the job's environment and process attributes: %s", lock ? "take" : "release",
+                 agora_strerror(status));
 }
 
 // The change `entry` (already applied here by the caller, under the locks)
@@ -255,7 +256,8 @@ std::string current_directory() {
 namespace agora {
 void program_attrs_catch_up() {
   LibcState *state = program_libc_state();
-  if (!state || __atomic_load_n(&state->shared.attrs_generation, __ATOMIC_RELAXED) == g_applied.load(std::memory_order_relaxed))
+  if (!state ||
+      __atomic_load_n(&state->shared.attrs_generation, __ATOMIC_RELAXED) == g_applied.load(std::memory_order_relaxed))
     return;
   if (program_libc_where() != LibcWhere::Job) return;
   AttrsWords *words = &state->attrs.words;
