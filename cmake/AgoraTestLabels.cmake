@@ -33,6 +33,12 @@ set(AGORA_FULL_TIER_ONLY
   # condition or semaphore operation, which the fast tier's regc tests
   # cover; sc and hlrc run the program in the fast tier.
   "^program_sync_shims_2_regc$"
+  # Flush with several threads per rank (3-4 s each): sc's flush does
+  # nothing (every copy is current), and the basic model was only ever
+  # wrong under hlrc; the fast tier keeps both models under hlrc and regc
+  # and the observer model under regc-page.
+  "^flush_threads_(observer|basic)_2x2_sc$"
+  "^flush_threads_basic_2x2_regc-page$"
   # Memory the program maps: the shim is protocol-independent (a mapping is
   # placed global memory); sc and hlrc run it in the fast tier, regc moves
   # the mapped pages as it moves every placed page (its tests cover those).
