@@ -53,14 +53,30 @@ int serve(Runtime *rt, const AtomicCall &c, bool *exchanged) {
   return status;
 }
 
+// The call on `size` bytes at p; the caller points it at its buffers.
+AtomicCall call_on(const volatile void *p, size_t size, AtomicOp op) {
+  AtomicCall c;
+  c.address = (uintptr_t)p;
+  c.size = (uint32_t)size;
+  c.op = op;
+  return c;
+}
+
+// A compare-exchange through the service: whether it stored.
+bool serve_compare_exchange(Runtime *rt, const volatile void *p, size_t size, void *expected, const void *desired) {
+  AtomicCall c = call_on(p, size, AtomicOp::CompareExchange);
+  c.operand = desired;
+  c.expected = expected;
+  bool exchanged = false;
+  serve(rt, c, &exchanged);
+  return exchanged;
+}
+
 // The service's result for one sized call.
 template <typename T>
 T sized(Runtime *rt, const volatile void *p, AtomicOp op, T operand, bool fetch_new = false) {
   T old{}, updated{};
-  AtomicCall c;
-  c.address = (uintptr_t)p;
-  c.size = sizeof(T);
-  c.op = op;
+  AtomicCall c = call_on(p, sizeof(T), op);
   c.operand = &operand;
   c.old = &old;
   c.updated = &updated;
@@ -72,6 +88,8 @@ T sized(Runtime *rt, const volatile void *p, AtomicOp op, T operand, bool fetch_
 
 using agora::AtomicCall;
 using agora::AtomicOp;
+using agora::call_on;
+using agora::serve_compare_exchange;
 using agora::service_for;
 using agora::sized;
 
@@ -88,42 +106,32 @@ extern "C" bool libatomic_is_lock_free(size_t, const volatile void *) __asm__("_
 
 // Memory orders arrive as ints the compiler could not see: the hardware
 // path treats them as seq_cst, which every order allows.
-#define AGORA_ATOMIC_SIZED(N, T)                                                                                 \
-  extern "C" T __wrap___atomic_load_##N(const volatile void *p, int order) {                                     \
-    if (agora::Runtime *rt = service_for(p)) return sized<T>(rt, p, AtomicOp::Load, 0);                          \
-    return __atomic_load_n((const volatile T *)p, order);                                                        \
-  }                                                                                                              \
-  extern "C" void __wrap___atomic_store_##N(volatile void *p, T v, int order) {                                  \
-    if (agora::Runtime *rt = service_for(p)) {                                                                   \
-      sized<T>(rt, p, AtomicOp::Store, v);                                                                       \
-      return;                                                                                                    \
-    }                                                                                                            \
-    __atomic_store_n((volatile T *)p, v, order);                                                                 \
-  }                                                                                                              \
-  extern "C" T __wrap___atomic_exchange_##N(volatile void *p, T v, int order) {                                  \
-    if (agora::Runtime *rt = service_for(p)) return sized<T>(rt, p, AtomicOp::Exchange, v);                      \
-    return __atomic_exchange_n((volatile T *)p, v, order);                                                       \
-  }                                                                                                              \
-  extern "C" bool __wrap___atomic_compare_exchange_##N(volatile void *p, void *expected, T desired, int success, \
-                                                       int failure) {                                            \
-    if (agora::Runtime *rt = service_for(p)) {                                                                   \
-      AtomicCall c;                                                                                              \
-      c.address = (uintptr_t)p;                                                                                  \
-      c.size = sizeof(T);                                                                                        \
-      c.op = AtomicOp::CompareExchange;                                                                          \
-      c.operand = &desired;                                                                                      \
-      c.expected = expected;                                                                                     \
-      bool exchanged = false;                                                                                    \
-      agora::serve(rt, c, &exchanged);                                                                           \
-      return exchanged;                                                                                          \
-    }                                                                                                            \
-    return __atomic_compare_exchange_n((volatile T *)p, (T *)expected, desired, false, success, failure);        \
-  }                                                                                                              \
-  AGORA_ATOMIC_ARITH(N, T, add, Add)                                                                             \
-  AGORA_ATOMIC_ARITH(N, T, sub, Sub)                                                                             \
-  AGORA_ATOMIC_ARITH(N, T, and, And)                                                                             \
-  AGORA_ATOMIC_ARITH(N, T, or, Or)                                                                               \
-  AGORA_ATOMIC_ARITH(N, T, xor, Xor)                                                                             \
+#define AGORA_ATOMIC_SIZED(N, T)                                                                                  \
+  extern "C" T __wrap___atomic_load_##N(const volatile void *p, int order) {                                      \
+    if (agora::Runtime *rt = service_for(p)) return sized<T>(rt, p, AtomicOp::Load, 0);                           \
+    return __atomic_load_n((const volatile T *)p, order);                                                         \
+  }                                                                                                               \
+  extern "C" void __wrap___atomic_store_##N(volatile void *p, T v, int order) {                                   \
+    if (agora::Runtime *rt = service_for(p)) {                                                                    \
+      sized<T>(rt, p, AtomicOp::Store, v);                                                                        \
+      return;                                                                                                     \
+    }                                                                                                             \
+    __atomic_store_n((volatile T *)p, v, order);                                                                  \
+  }                                                                                                               \
+  extern "C" T __wrap___atomic_exchange_##N(volatile void *p, T v, int order) {                                   \
+    if (agora::Runtime *rt = service_for(p)) return sized<T>(rt, p, AtomicOp::Exchange, v);                       \
+    return __atomic_exchange_n((volatile T *)p, v, order);                                                        \
+  }                                                                                                               \
+  extern "C" bool __wrap___atomic_compare_exchange_##N(volatile void *p, void *expected, T desired, int success,  \
+                                                       int failure) {                                             \
+    if (agora::Runtime *rt = service_for(p)) return serve_compare_exchange(rt, p, sizeof(T), expected, &desired); \
+    return __atomic_compare_exchange_n((volatile T *)p, (T *)expected, desired, false, success, failure);         \
+  }                                                                                                               \
+  AGORA_ATOMIC_ARITH(N, T, add, Add)                                                                              \
+  AGORA_ATOMIC_ARITH(N, T, sub, Sub)                                                                              \
+  AGORA_ATOMIC_ARITH(N, T, and, And)                                                                              \
+  AGORA_ATOMIC_ARITH(N, T, or, Or)                                                                                \
+  AGORA_ATOMIC_ARITH(N, T, xor, Xor)                                                                              \
   AGORA_ATOMIC_ARITH(N, T, nand, Nand)
 
 #define AGORA_ATOMIC_ARITH(N, T, name, OP)                                                  \
@@ -145,10 +153,7 @@ AGORA_ATOMIC_SIZED(16, agora_u128)
 // The generic forms, for objects of other sizes (a struct in std::atomic).
 extern "C" void __wrap___atomic_load(size_t size, void *p, void *ret, int order) {
   if (agora::Runtime *rt = service_for(p)) {
-    AtomicCall c;
-    c.address = (uintptr_t)p;
-    c.size = (uint32_t)size;
-    c.op = AtomicOp::Load;
+    AtomicCall c = call_on(p, size, AtomicOp::Load);
     c.old = ret;
     agora::serve(rt, c, nullptr);
     return;
@@ -158,10 +163,7 @@ extern "C" void __wrap___atomic_load(size_t size, void *p, void *ret, int order)
 
 extern "C" void __wrap___atomic_store(size_t size, void *p, void *value, int order) {
   if (agora::Runtime *rt = service_for(p)) {
-    AtomicCall c;
-    c.address = (uintptr_t)p;
-    c.size = (uint32_t)size;
-    c.op = AtomicOp::Store;
+    AtomicCall c = call_on(p, size, AtomicOp::Store);
     c.operand = value;
     agora::serve(rt, c, nullptr);
     return;
@@ -171,10 +173,7 @@ extern "C" void __wrap___atomic_store(size_t size, void *p, void *value, int ord
 
 extern "C" void __wrap___atomic_exchange(size_t size, void *p, void *value, void *ret, int order) {
   if (agora::Runtime *rt = service_for(p)) {
-    AtomicCall c;
-    c.address = (uintptr_t)p;
-    c.size = (uint32_t)size;
-    c.op = AtomicOp::Exchange;
+    AtomicCall c = call_on(p, size, AtomicOp::Exchange);
     c.operand = value;
     c.old = ret;
     agora::serve(rt, c, nullptr);
@@ -185,17 +184,7 @@ extern "C" void __wrap___atomic_exchange(size_t size, void *p, void *value, void
 
 extern "C" bool __wrap___atomic_compare_exchange(size_t size, void *p, void *expected, void *desired, int success,
                                                  int failure) {
-  if (agora::Runtime *rt = service_for(p)) {
-    AtomicCall c;
-    c.address = (uintptr_t)p;
-    c.size = (uint32_t)size;
-    c.op = AtomicOp::CompareExchange;
-    c.operand = desired;
-    c.expected = expected;
-    bool exchanged = false;
-    agora::serve(rt, c, &exchanged);
-    return exchanged;
-  }
+  if (agora::Runtime *rt = service_for(p)) return serve_compare_exchange(rt, p, size, expected, desired);
   return libatomic_compare_exchange(size, p, expected, desired, success, failure);
 }
 

@@ -31,17 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fprintf(stderr, "\n");                                                                                     \
-            __atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);                                                        \
-        }                                                                                                              \
-    } while (0)
+#include "failure_count.h"
 
 #define K 40 /* draws per worker and per family */
 

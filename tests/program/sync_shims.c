@@ -20,17 +20,7 @@
 #include <unistd.h>
 
 static int iterations = 1000;
-static int failures;
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fprintf(stderr, "\n");                                                                                     \
-            __atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);                                                        \
-        }                                                                                                              \
-    } while (0)
+#include "failure_count.h"
 
 static double now(void)
 {
