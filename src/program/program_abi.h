@@ -21,6 +21,10 @@ void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t dat
  * Zero-filled, page aligned, AGORA_PROGRAM_LIBC_BYTES bytes. */
 #define AGORA_PROGRAM_LIBC_BYTES (5 * 4096)
 void agora_program_libc_state(void *pages, size_t bytes);
+/* Before agora_program_start: the program's own .fini_array entries
+ * [first, end) (its destructor functions), which ld.so does not run: rank 0
+ * runs them backwards, once, when the job ends, before global memory goes. */
+void agora_program_destructors(void (*const *first)(void), void (*const *end)(void));
 /* Runs main on a stack in global memory, with argv and envp copied into
  * global memory; ends the process with main's status (never returns). */
 void agora_program_main(int (*real_main)(int, char **, char **), int argc, char **argv, char **envp);

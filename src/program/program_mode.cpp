@@ -37,6 +37,19 @@ struct MainCall {
 };
 MainCall g_main;
 
+// The program's destructor functions (its .fini_array, which ld.so no longer
+// sees: agora-program.ld). libc would run them after the exit handlers,
+// last entry first; here they run at the same point of exit, but before the
+// job ends, so that they still find the global heap and the shared globals.
+void (*const *g_fini_first)(void) = nullptr;
+void (*const *g_fini_end)(void) = nullptr;
+std::atomic<bool> g_fini_ran{false};
+
+void run_program_destructors() {
+  if (g_fini_ran.exchange(true)) return;
+  for (auto *f = g_fini_end; f != g_fini_first;) (*--f)();
+}
+
 void *main_body(void *) { return (void *)(intptr_t)g_main.real_main(g_main.argc, g_main.argv, g_main.envp); }
 
 // A vector of strings copied into global memory (one block), so that
@@ -65,6 +78,7 @@ void finish_job(int status, void *) {
   // A fork() child is no rank: it ends here, before MPI's exit handlers,
   // and never ends the job or waits for its threads.
   if (Runtime::in_forked_child()) {
+    run_program_destructors();  // on the child's private copies, as exit would
     std::fflush(nullptr);
     _exit(status);
   }
@@ -78,6 +92,7 @@ void finish_job(int status, void *) {
   }
   Runtime *rt = api_runtime();
   auto finish = [&] {
+    run_program_destructors();
     g_finishing.store(true);
     agora_finalize();
     if (rt) rt->open_program_windows_after_stop();
@@ -133,6 +148,11 @@ void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t dat
     _exit(status == AGORA_OK ? 0 : 1);
   }
   on_exit(finish_job, nullptr);
+}
+
+void agora_program_destructors(void (*const *first)(void), void (*const *end)(void)) {
+  g_fini_first = first;
+  g_fini_end = end;
 }
 
 void agora_program_main(int (*real_main)(int, char **, char **), int argc, char **argv, char **envp) {
