@@ -62,6 +62,20 @@ void __wrap_exit(int status)
     __real_exit(status);
 }
 
+void __real__exit(int) __attribute__((noreturn));
+void __wrap__exit(int status)
+{
+    agora_program_quick_exit(status);
+    __real__exit(status);
+}
+
+void __real__Exit(int) __attribute__((noreturn));
+void __wrap__Exit(int status)
+{
+    agora_program_quick_exit(status);
+    __real__Exit(status);
+}
+
 /* ---- the heap ---------------------------------------------------------- */
 void *__real_malloc(size_t);
 void *__real_calloc(size_t, size_t);

@@ -9,12 +9,15 @@
  *               exit(7) while main waits in pthread_join: the job ends
  *               with 7; the atexit handler and the destructor print the
  *               checksum once each; main never returns from the join
+ *   thread_quick_exit  the same thread calls _exit(0): the job ends with
+ *               0 at once, no handler or destructor runs
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { THREADS = 2, CELLS = 4096 };
 
@@ -51,6 +54,14 @@ static void *fill_then_exit(void *arg)
     expected = checksum();
     fflush(stdout);
     exit(7);
+}
+
+static void *fill_then_quick_exit(void *arg)
+{
+    fill(arg);
+    printf("thread: _exit(0)\n");
+    fflush(stdout);
+    _exit(0);
 }
 
 static void handler(void)
@@ -94,6 +105,14 @@ int main(int argc, char **argv)
         printf("main: returned from pthread_join after the thread's exit\n");
         return 0;
     }
-    fprintf(stderr, "usage: exit destructor|thread_exit\n");
+    if (strcmp(mode, "thread_quick_exit") == 0) {
+        pthread_t thread;
+        pthread_create(&thread, NULL, fill_then_quick_exit, (void *)(intptr_t)0);
+        pthread_join(thread, NULL);
+        joined = 1;
+        printf("main: returned from pthread_join after the thread's _exit\n");
+        return 0;
+    }
+    fprintf(stderr, "usage: exit destructor|thread_exit|thread_quick_exit\n");
     return 2;
 }
