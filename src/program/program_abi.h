@@ -21,11 +21,20 @@ void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t dat
  * Zero-filled, page aligned, AGORA_PROGRAM_LIBC_BYTES bytes. */
 #define AGORA_PROGRAM_LIBC_BYTES (5 * 4096)
 void agora_program_libc_state(void *pages, size_t bytes);
+/* Before agora_program_start: the program's own .fini_array entries
+ * [first, end) (its destructor functions), which ld.so does not run: rank 0
+ * runs them backwards, once, when the job ends, before global memory goes. */
+void agora_program_destructors(void (*const *first)(void), void (*const *end)(void));
 /* Runs main on a stack in global memory, with argv and envp copied into
  * global memory; ends the process with main's status (never returns). */
 void agora_program_main(int (*real_main)(int, char **, char **), int argc, char **argv, char **envp);
-/* exit(status) by the program: returns if the real exit should proceed. */
+/* exit(status) by the program: returns if the real exit should proceed. By
+ * an agora thread other than main (any rank): rank 0 runs the exit with
+ * status and ends the job; never returns. */
 void agora_program_exit(int status);
+/* _exit/_Exit(status) by the program: the job ends with status, no exit
+ * handlers; returns only in a fork() child or outside the job. */
+void agora_program_quick_exit(int status);
 
 /* Thread-specific data keys (api/thread_keys.cpp): the job's key table,
  * defined in the startup object in a section agora-program.ld places in the

@@ -2,6 +2,7 @@
 // built with agoracc; rank 0 runs main on a stack in global memory, the
 // other ranks serve and run the threads placed on them; the job ends when
 // main does (exit, or return from main).
+#include <pthread.h>
 #include <unistd.h>
 #include <atomic>
 #include <cstdio>
@@ -27,6 +28,11 @@ void program_heap_start(const AddressSpace &space, HeapPlacement heap);  // prog
 namespace {
 std::atomic<bool> g_started{false}, g_finishing{false}, g_finished{false};
 thread_local bool tl_main = false;  // the thread running main (rank 0)
+// exit(n) by an agora thread (any rank): rank 0 runs exit(n) on a thread of
+// its own (the exit thread), once, as libc would on the caller's.
+std::atomic<bool> g_job_exit_started{false};
+int g_job_exit_status = 0;
+thread_local bool tl_exit_thread = false;
 
 struct MainCall {
   int (*real_main)(int, char **, char **);
@@ -36,6 +42,19 @@ struct MainCall {
   int exit_status;
 };
 MainCall g_main;
+
+// The program's destructor functions (its .fini_array, which ld.so no longer
+// sees: agora-program.ld). libc would run them after the exit handlers,
+// last entry first; here they run at the same point of exit, but before the
+// job ends, so that they still find the global heap and the shared globals.
+void (*const *g_fini_first)(void) = nullptr;
+void (*const *g_fini_end)(void) = nullptr;
+std::atomic<bool> g_fini_ran{false};
+
+void run_program_destructors() {
+  if (g_fini_ran.exchange(true)) return;
+  for (auto *f = g_fini_end; f != g_fini_first;) (*--f)();
+}
 
 void *main_body(void *) { return (void *)(intptr_t)g_main.real_main(g_main.argc, g_main.argv, g_main.envp); }
 
@@ -59,16 +78,58 @@ char **copy_strings(char **strings, int count) {
   return copy;
 }
 
+void *exit_thread_body(void *) {
+  tl_exit_thread = true;
+  std::exit(g_job_exit_status);  // NOLINT(concurrency-mt-unsafe): the program's exit, once
+}
+
+// Rank 0, under the runtime's lock: a thread asked to end the job. The
+// first request wins; the others' threads wait with the rest for the end.
+void start_job_exit(int status, bool quick) {
+  if (g_job_exit_started.exchange(true)) return;
+  if (quick) api_runtime()->end_job_now(status);  // _exit: no handlers, no flush
+  g_job_exit_status = status;
+  pthread_attr_t attr;
+  pthread_t thread;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&thread, &attr, exit_thread_body, nullptr) != 0)
+    fatal("exit(%d) by an agora thread: cannot start the thread that runs the exit handlers", status);
+  pthread_attr_destroy(&attr);
+}
+
+// exit(n) or _exit(n) (quick) by an agora thread that is not main, on any
+// rank: rank 0 ends the job; this thread waits for that, as do the others
+// (main in pthread_join too: the thread never ends).
+[[noreturn]] void end_job_from_thread(int status, bool quick) {
+  if (!quick) std::fflush(nullptr);  // this rank's output: the rank ends without its exit handlers
+  auto request = [status, quick] {
+    api_runtime()->request_job_exit(status, quick);
+    for (;;) pause();
+  };
+  if (on_global_stack()) on_private_stack([&] { request(); });
+  request();
+  __builtin_unreachable();
+}
+
 // Rank 0's exit handler (registered before the program's own, so it runs
 // after them): ends the job for every rank.
 void finish_job(int status, void *) {
   // A fork() child is no rank: it ends here, before MPI's exit handlers,
   // and never ends the job or waits for its threads.
   if (Runtime::in_forked_child()) {
+    run_program_destructors();  // on the child's private copies, as exit would
     std::fflush(nullptr);
     _exit(status);
   }
   if (g_finished.load() || !g_started.load()) return;
+  if (tl_exit_thread) {
+    // exit(n) by an agora thread: the program's handlers have run; its
+    // threads still run or wait, so the job ends without finalize.
+    run_program_destructors();
+    std::fflush(nullptr);
+    api_runtime()->end_job_now(status);
+  }
   if (platform::thread_id() != platform::process_id()) {
     log_error(
         "exit(%d) called by a thread other than main on rank 0, outside the program's own "
@@ -78,6 +139,7 @@ void finish_job(int status, void *) {
   }
   Runtime *rt = api_runtime();
   auto finish = [&] {
+    run_program_destructors();
     g_finishing.store(true);
     agora_finalize();
     if (rt) rt->open_program_windows_after_stop();
@@ -121,6 +183,7 @@ void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t dat
   // may run (and malloc) before agora_init has returned on this rank.
   g_on_publish = [](Runtime *rt) {
     program_heap_start(rt->space(), rt->config().heap);
+    if (rt->rank() == 0) rt->set_job_exit_handler(start_job_exit);
     g_started.store(true);
   };
   agora_init(&argc, &argv);  // exits on failure
@@ -133,6 +196,11 @@ void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t dat
     _exit(status == AGORA_OK ? 0 : 1);
   }
   on_exit(finish_job, nullptr);
+}
+
+void agora_program_destructors(void (*const *first)(void), void (*const *end)(void)) {
+  g_fini_first = first;
+  g_fini_end = end;
 }
 
 void agora_program_main(int (*real_main)(int, char **, char **), int argc, char **argv, char **envp) {
@@ -159,11 +227,15 @@ void agora_program_exit(int status) {
     g_main.exit_status = status;
     body_exit(nullptr);
   }
-  if (in_body())
-    fatal(
-        "exit(%d) called by an agora thread: in a program built with agoracc only main ends "
-        "the program (return from the thread, or agora_thread_exit); the job ends",
-        status);
+  if (in_body()) end_job_from_thread(status, false);
+}
+
+void agora_program_quick_exit(int status) {
+  if (!g_started.load() || g_finished.load() || Runtime::in_forked_child()) return;
+  if (in_body()) end_job_from_thread(status, true);
+  // Outside any agora thread (main's exit handlers, a library's thread):
+  // this rank ends the job itself.
+  api_runtime()->end_job_now(status);
 }
 
 int agora_program_mode(void) { return program_started() ? 1 : 0; }

@@ -17,6 +17,10 @@
 /* Bracket the shared windows; defined by agora-program.ld. */
 extern char __agora_shared_data_start[], __agora_shared_data_end[];
 extern char __agora_shared_bss_start[], __agora_shared_bss_end[];
+/* The program's __attribute__((destructor)) functions, moved out of
+ * .fini_array by agora-program.ld: rank 0 runs them at the job's end. */
+typedef void (*agora_fini_fn)(void);
+extern agora_fini_fn __agora_program_fini_start[], __agora_program_fini_end[];
 
 /* The job's thread-specific data keys: this object's data stays per rank,
  * except this section, which agora-program.ld puts in the shared .bss. */
@@ -39,6 +43,7 @@ __attribute__((constructor(102))) static void agora_program_constructor(int argc
     (void)envp;
     agora_program_keys(agora_program_key_table);
     agora_program_libc_state(agora_libc_pages, sizeof agora_libc_pages);
+    agora_program_destructors(__agora_program_fini_start, __agora_program_fini_end);
     agora_program_start(argc, argv, (uintptr_t)__agora_shared_data_start, (uintptr_t)__agora_shared_data_end,
                         (uintptr_t)__agora_shared_bss_start, (uintptr_t)__agora_shared_bss_end);
 }
@@ -55,6 +60,20 @@ void __wrap_exit(int status)
 {
     agora_program_exit(status);
     __real_exit(status);
+}
+
+void __real__exit(int) __attribute__((noreturn));
+void __wrap__exit(int status)
+{
+    agora_program_quick_exit(status);
+    __real__exit(status);
+}
+
+void __real__Exit(int) __attribute__((noreturn));
+void __wrap__Exit(int status)
+{
+    agora_program_quick_exit(status);
+    __real__Exit(status);
 }
 
 /* ---- the heap ---------------------------------------------------------- */

@@ -204,6 +204,14 @@ class Runtime final : public EngineHost {
   // stop, rank 0, with memory servers: reads every page of the windows
   // (program_windows_setup.cpp).
   void fetch_program_windows();
+  // exit(status) by an agora thread on any rank (program mode;
+  // runtime_threads.cpp): rank 0 ends the job, through the handler set
+  // there, after acquiring the caller's writes (ThreadService::request_exit).
+  void request_job_exit(int status, bool quick);
+  void set_job_exit_handler(std::function<void(int status, bool quick)> handler);
+  // Ends the job at once with status, without finalize (runtime_start.cpp):
+  // mpirun stops the other ranks.
+  [[noreturn]] void end_job_now(int status);
 
   // ---- memory servers (runtime_server.cpp, docs/memory-servers.md) ----
   // The ranks the program sees (agora_nranks, placement, barriers, locks):

@@ -151,6 +151,16 @@ int Runtime::thread_join(Rank where, uint64_t id, void **ret) {
   return 0;
 }
 
+void Runtime::request_job_exit(int status, bool quick) {
+  std::lock_guard<std::mutex> g(lock_);
+  threads_->request_exit(status, quick);
+}
+
+void Runtime::set_job_exit_handler(std::function<void(int status, bool quick)> handler) {
+  std::lock_guard<std::mutex> g(lock_);
+  threads_->set_exit_handler(std::move(handler));
+}
+
 void Runtime::finish_threads() {
   // In the fork-join model the other ranks reach finalize at once and run
   // here the threads the main rank places on them, so finalize must wait

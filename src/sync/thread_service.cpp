@@ -99,6 +99,21 @@ void ThreadService::joined(uint64_t token, JoinError error, uint64_t ret, Payloa
   op->w.complete(error == JoinError::None ? AGORA_OK : AGORA_ERR_INVALID_ARGUMENT);
 }
 
+void ThreadService::request_exit(int status, bool quick) {
+  if (host_.rank() == 0) {
+    if (on_exit_) on_exit_(status, quick);
+    return;
+  }
+  // The exiting thread's writes must reach the exit handlers on rank 0.
+  auto send = [this, status, quick] {
+    std::vector<std::byte> info;
+    engine_.release_info({}, &info);
+    host_.send_request(0, {Channel::Thread, kExit, 0, (uint64_t)(int64_t)status, quick ? 1u : 0u, 0},
+                       {info.data(), info.size()});
+  };
+  engine_.release(send);
+}
+
 void ThreadService::on_message(const MsgHeader &m, Payload p) {
   switch (m.op) {
     case kCreate: {
@@ -120,6 +135,10 @@ void ThreadService::on_message(const MsgHeader &m, Payload p) {
       break;
     case kJoined:
       joined(m.b, (JoinError)m.c, m.a, p, true);
+      break;
+    case kExit:
+      engine_.acquire(p);
+      if (on_exit_) on_exit_((int)(int64_t)m.a, m.b != 0);
       break;
   }
 }

@@ -56,6 +56,15 @@ class ThreadService {
   void exited(uint64_t id, uint64_t ret);
   void on_message(const MsgHeader &m, Payload p);
 
+  // exit(status) by a thread of this rank ends the job from rank 0, where
+  // main's exit handlers live (program mode): after publishing this rank's
+  // writes, rank 0's handler gets the status (quick: _exit, no handlers)
+  // once it has acquired them. The handler is the host's: it starts the
+  // exit, never runs it under the host's lock.
+  using ExitHandler = std::function<void(int status, bool quick)>;
+  void set_exit_handler(ExitHandler handler) { on_exit_ = std::move(handler); }
+  void request_exit(int status, bool quick);
+
   // Threads started on this rank that have not exited.
   size_t running() const { return running_; }
   // Monotonic counts for deciding that no thread runs anywhere: creates
@@ -64,7 +73,7 @@ class ThreadService {
   uint64_t ended() const { return exited_; }
 
  private:
-  enum Op : uint16_t { kCreate = 1, kCreated = 2, kJoin = 3, kJoined = 4 };
+  enum Op : uint16_t { kCreate = 1, kCreated = 2, kJoin = 3, kJoined = 4, kExit = 5 };
   struct Joiner {
     Rank rank = -1;      // -1: nobody is joining yet
     uint64_t token = 0;  // the joiner's ThreadJoinOp
@@ -85,6 +94,7 @@ class ThreadService {
   ComponentHost &host_;
   ProtocolEngine &engine_;
   Starter start_;
+  ExitHandler on_exit_;   // rank 0's (none: exit requests are ignored)
   uint64_t last_id_ = 0;  // ids 1..last_id_ were handed out here
   size_t running_ = 0;
   uint64_t created_ = 0, exited_ = 0;

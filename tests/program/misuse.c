@@ -4,7 +4,7 @@
  *   main_overflow  main does the same
  *   exit_status  main calls exit(3) after its threads ran: the job ends with 3
  *   return_status  main returns 4
- *   thread_exit  a thread calls exit(5): the job ends with a message
+ *   thread_exit  a thread calls exit(5): the job ends with status 5
  *   sigmask      main and a thread on the last rank block every signal,
  *                SIGSEGV included, then share a global: Agora's faults
  *                still work (the rank died silently)
