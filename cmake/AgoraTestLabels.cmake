@@ -33,6 +33,10 @@ set(AGORA_FULL_TIER_ONLY
   # condition or semaphore operation, which the fast tier's regc tests
   # cover; sc and hlrc run the program in the fast tier.
   "^program_sync_shims_2_regc$"
+  # The trylock-spin barrier (1-3 s each): the naps are the API layer's,
+  # the same under every protocol; sc, where spinning cost most, runs it
+  # in the fast tier.
+  "^program_trylock_spin_2_(hlrc|regc)$"
   # Flush with several threads per rank (3-4 s each): sc's flush does
   # nothing (every copy is current), and the basic model was only ever
   # wrong under hlrc; the fast tier keeps both models under hlrc and regc

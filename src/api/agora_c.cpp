@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "program/program_state.h"
 #include "runtime/runtime.h"
+#include "sync/trylock_spin.h"
 
 using agora::Runtime;
 
@@ -35,6 +36,20 @@ Runtime *live(const char *fn) {
 }  // namespace
 
 namespace agora {
+namespace {
+thread_local TrylockSpin t_trylock_spin;
+}  // namespace
+// A trylock the program asked for (agora_trylock, pthread_mutex_trylock,
+// pthread_spin_trylock): a thread that keeps coming straight back to the
+// same lock is busy-waiting, and naps (sync/trylock_spin.h) so that the
+// holder and the service thread get the cores. The timed waits' own tries
+// nap already.
+int program_trylock(Runtime *rt, uint64_t key) {
+  if (uint32_t nap = t_trylock_spin.before_try(key, platform::now_seconds() * 1e6)) platform::sleep_us(nap);
+  int status = rt->trylock(key);
+  t_trylock_spin.after_try(platform::now_seconds() * 1e6);
+  return status;
+}
 // For the pthreads shim (pthread_shim.cpp).
 bool shim_runtime_live() { return g_rt && !Runtime::in_forked_child(); }
 int shim_lock_address(const void *address, bool lock) {
@@ -42,10 +57,11 @@ int shim_lock_address(const void *address, bool lock) {
   if (!g_rt) return AGORA_ERR_NOT_INITIALIZED;
   return lock ? g_rt->lock((uint64_t)(uintptr_t)address) : g_rt->unlock((uint64_t)(uintptr_t)address);
 }
-int shim_trylock_address(const void *address) {
-  AGORA_ON_PRIVATE_STACK(shim_trylock_address(address));
+int shim_trylock_address(const void *address, bool program_try) {
+  AGORA_ON_PRIVATE_STACK(shim_trylock_address(address, program_try));
   if (!g_rt) return AGORA_ERR_NOT_INITIALIZED;
-  return g_rt->trylock((uint64_t)(uintptr_t)address);
+  uint64_t key = (uint64_t)(uintptr_t)address;
+  return program_try ? program_trylock(g_rt, key) : g_rt->trylock(key);
 }
 bool shim_holds_address(const void *address) {
   AGORA_ON_PRIVATE_STACK(shim_holds_address(address));
@@ -358,7 +374,7 @@ int agora_trylock(agora_lock_t *lock) {
   RUNTIME_OR("agora_trylock", AGORA_ERR_NOT_INITIALIZED);
   uint64_t key;
   if (!lock_key(rt, "agora_trylock", lock, &key)) return AGORA_ERR_INVALID_ARGUMENT;
-  return rt->trylock(key);
+  return agora::program_trylock(rt, key);
 }
 
 agora_status_t agora_lock_destroy(agora_lock_t *lock) {

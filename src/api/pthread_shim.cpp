@@ -48,9 +48,9 @@ namespace agora {
 // named by an address, which need not hold a zero agora_lock_t.
 bool shim_runtime_live();
 int shim_lock_address(const void *address, bool lock);
-int shim_trylock_address(const void *address);  // AGORA_OK or AGORA_BUSY
-bool shim_holds_address(const void *address);   // the calling thread holds that lock
-void shim_nap(double seconds);                  // sleeps, on the thread's private stack
+int shim_trylock_address(const void *address, bool program_try);  // AGORA_OK or AGORA_BUSY
+bool shim_holds_address(const void *address);                     // the calling thread holds that lock
+void shim_nap(double seconds);                                    // sleeps, on the thread's private stack
 // program_process_attrs.cpp: this rank takes the job's environment and
 // process attributes changed before the synchronisation that just ended.
 void program_attrs_catch_up();
@@ -243,7 +243,7 @@ int mutex_timedlock(pthread_mutex_t *m, clockid_t clock, const struct timespec *
   if (special >= 0) return special;
   // A normal mutex its owner locks again: every try is refused, and the
   // wait ends at the deadline (glibc does the same).
-  return to_errno(retry_until(clock, abstime, [m] { return agora::shim_trylock_address(m); }));
+  return to_errno(retry_until(clock, abstime, [m] { return agora::shim_trylock_address(m, false); }));
 }
 
 // ---- read-write locks ----------------------------------------------------------
@@ -445,7 +445,7 @@ int __wrap_pthread_mutex_trylock(pthread_mutex_t *m) {
   if (!shared(m)) return __real_pthread_mutex_trylock(m);
   int special = owner_relock(m, EBUSY);
   if (special >= 0) return special;
-  return to_errno(agora::shim_trylock_address(m));
+  return to_errno(agora::shim_trylock_address(m, true));
 }
 
 int __wrap_pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime) {
@@ -600,7 +600,7 @@ int __wrap_pthread_spin_lock(pthread_spinlock_t *s) {
 
 int __wrap_pthread_spin_trylock(pthread_spinlock_t *s) {
   if (!shared(spin_name(s))) return __real_pthread_spin_trylock(s);
-  return to_errno(agora::shim_trylock_address(spin_name(s)));
+  return to_errno(agora::shim_trylock_address(spin_name(s), true));
 }
 
 int __wrap_pthread_spin_unlock(pthread_spinlock_t *s) {
