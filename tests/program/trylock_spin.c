@@ -32,19 +32,18 @@ static double now(void)
 
 /* ---- the hand-written barrier ----------------------------------------------- */
 static pthread_mutex_t spin_mutex = PTHREAD_MUTEX_INITIALIZER;
-static int arrived;        /* arrivals in the current generation (under spin_mutex) */
-static int generation;     /* bumped by the last arriver (under spin_mutex) */
-static long arrivals;      /* every arrival ever (under spin_mutex) */
-static long refused;       /* trylocks that answered EBUSY, summed at the end */
-static long odd_answers;   /* trylock answers that are neither 0 nor EBUSY */
+static int arrived;      /* arrivals in the current generation (under spin_mutex) */
+static int generation;   /* bumped by the last arriver (under spin_mutex) */
+static long arrivals;    /* every arrival ever (under spin_mutex) */
+static long refused;     /* trylocks that answered EBUSY, summed at the end */
+static long odd_answers; /* trylock answers that are neither 0 nor EBUSY */
 
 static long take_by_trylock(pthread_mutex_t *m)
 {
     long busy = 0;
     int rc;
     while ((rc = pthread_mutex_trylock(m)) != 0) {
-        if (rc != EBUSY)
-            __atomic_add_fetch(&odd_answers, 1, __ATOMIC_RELAXED);
+        if (rc != EBUSY) __atomic_add_fetch(&odd_answers, 1, __ATOMIC_RELAXED);
         busy++;
     }
     return busy;
@@ -64,16 +63,15 @@ static long spin_barrier(void)
         busy += take_by_trylock(&spin_mutex);
         int seen = generation;
         pthread_mutex_unlock(&spin_mutex);
-        if (seen != mine)
-            return busy;
+        if (seen != mine) return busy;
     }
 }
 
 /* ---- the checked rounds ------------------------------------------------------- */
 static pthread_barrier_t posix_barrier;
 static long slot[2][MAX_THREADS];
-static long wrong[2];      /* slots that did not hold the round's value: [spin, posix] */
-static double seconds[2];  /* each phase's time, measured by thread 0 */
+static long wrong[2];     /* slots that did not hold the round's value: [spin, posix] */
+static double seconds[2]; /* each phase's time, measured by thread 0 */
 
 static long expected(int phase, int r, long id) { return (long)phase * 1000000 + (long)r * MAX_THREADS + id + 1; }
 
@@ -95,12 +93,10 @@ static void *worker(void *arg)
             else
                 pthread_barrier_wait(&posix_barrier);
             for (int j = 0; j < nthreads; ++j)
-                if (row[j] != expected(phase, r, j))
-                    misses[phase]++;
+                if (row[j] != expected(phase, r, j)) misses[phase]++;
         }
         pthread_barrier_wait(&posix_barrier);
-        if (id == 0)
-            seconds[phase] = now() - t0;
+        if (id == 0) seconds[phase] = now() - t0;
     }
     pthread_mutex_lock(&spin_mutex);
     wrong[0] += misses[0];
@@ -112,10 +108,8 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1)
-        rounds = atoi(argv[1]);
-    if (argc > 2)
-        nthreads = atoi(argv[2]);
+    if (argc > 1) rounds = atoi(argv[1]);
+    if (argc > 2) nthreads = atoi(argv[2]);
     if (rounds < 1 || nthreads < 2 || nthreads > MAX_THREADS) {
         fprintf(stderr, "usage: trylock_spin [ROUNDS >= 1] [THREADS 2..%d]\n", MAX_THREADS);
         return 2;
