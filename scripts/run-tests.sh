@@ -27,7 +27,7 @@ if [ "${1:-}" = -- ]; then shift; fi
 
 # Budgets in seconds, per phase and in all; measured figures: docs/testing.md.
 if [ $tier = fast ]; then
-  declare -A budget=([deps]=240 [format]=60 [build]=600 [ctest]=600 [asan-build]=360 [asan-run]=300)
+  declare -A budget=([deps]=240 [format]=60 [build]=600 [ctest]=660 [asan-build]=360 [asan-run]=300)
   total_budget=1500
   ctest_select=(-LE full)
   # The Release simulator: 400 seeds per randomized test instead of its
