@@ -21,6 +21,7 @@
 // notice for `flag` overtake the one for `data`; the checker must catch it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -39,6 +40,39 @@ namespace {
 constexpr size_t kPages = 6;
 constexpr size_t kPageSize = 64;
 constexpr uint64_t kPerPage = kPageSize / 8;
+
+// Steps parties 0..parties-1 in a random order, delivering a message between
+// steps half the time, until all_done() or a failure (ok() false), as
+// run_schedule does, except that a slow link's messages, when they are all
+// that is in flight, wait while a party can step (15 times in 16). A party
+// that never finishes, or a state where none can step and nothing is in
+// flight, is reported through fail.
+template <class Step, class AllDone, class Ok, class Fail>
+void step_with_slow_link(SimCluster &cluster, size_t parties, uint64_t max_steps, const std::string &livelock,
+                         Step step, AllDone all_done, Ok ok, Fail fail) {
+  auto &rng = cluster.rng();
+  uint64_t steps = 0;
+  while (ok() && !all_done()) {
+    if (++steps > max_steps) {
+      fail("no completion after " + std::to_string(max_steps) + " steps (livelock: " + livelock + ")");
+      return;
+    }
+    const bool only_slow = cluster.in_flight() && cluster.in_flight() == cluster.slow_in_flight();
+    bool progressed = false;
+    if (cluster.in_flight() && rng() % 2 == 0 && (!only_slow || rng() % 16 == 0)) progressed = cluster.deliver_one();
+    if (!progressed) {
+      const size_t start = rng() % parties;
+      for (size_t k = 0; k < parties && !progressed && ok(); ++k) progressed = step((start + k) % parties);
+    }
+    if (!progressed && ok() && !cluster.deliver_one()) fail("deadlock: no thread can run and no message is in flight");
+  }
+}
+
+// Delivers every message in flight.
+void settle(SimCluster &cluster) {
+  while (cluster.deliver_one()) {
+  }
+}
 
 struct Case {
   std::string protocol;
@@ -336,44 +370,22 @@ Outcome run_flush(uint64_t seed, const Case &c) {
     fail("bad program counter");
     return false;
   };
-  // run_schedule's loop, except that a slow link's messages, when they are
-  // all that is in flight, wait while a thread can step (15 times in 16).
-  uint64_t steps = 0;
-  while (out.ok) {
-    bool all_done = true;
-    for (size_t i = 0; i < 3; ++i) all_done &= threads[i].done;
-    if (all_done) break;
-    if (++steps > 400'000) {
-      fail("no completion after 400000 steps (livelock: a notice lost?)");
-      break;
-    }
-    const bool only_slow = cluster.in_flight() && cluster.in_flight() == cluster.slow_in_flight();
-    bool progressed = false;
-    if (cluster.in_flight() && rng() % 2 == 0 && (!only_slow || rng() % 16 == 0)) progressed = cluster.deliver_one();
-    if (!progressed) {
-      size_t start = rng() % 3;
-      for (size_t k = 0; k < 3 && !progressed && out.ok; ++k) progressed = s.step((start + k) % 3);
-    }
-    if (!progressed && out.ok && !cluster.deliver_one())
-      fail("deadlock: no thread can run and no message is in flight");
-  }
-  auto settle = [&] {
-    while (cluster.deliver_one()) {
-    }
-  };
-  settle();
+  step_with_slow_link(
+      cluster, 3, 400'000, "a notice lost?", [&](size_t i) { return s.step(i); },
+      [&] { return threads[0].done && threads[1].done && threads[2].done; }, [&] { return out.ok; }, fail);
+  settle(cluster);
   // Every node flushes everything, then reads the latest of every word.
   for (int n = 0; n < 3 && out.ok; ++n) {
     Thread &t = threads[n];
     t.done = false;
     start_flush_all(t);
-    settle();
+    settle(cluster);
     if (!t.w.done()) fail("flush_all never completed on node " + std::to_string(n));
     const uint64_t words[4] = {data_word, third_word, flag_word, ack_word};
     const uint64_t want[4] = {rounds, third_latest, rounds, rounds};
     for (int k = 0; k < 4 && out.ok; ++k) {
       uint64_t v = 0;
-      while (!sim_load(cluster.node(n), words[k], t.w, &v)) settle();
+      while (!sim_load(cluster.node(n), words[k], t.w, &v)) settle(cluster);
       if (v != want[k])
         fail("after flush_all node " + std::to_string(n) + " reads " + std::to_string(v) + " at word " +
              std::to_string(words[k]) + ", the latest flushed is " + std::to_string(want[k]));
@@ -497,24 +509,20 @@ std::vector<PhaseCounts> run_table_iv(const std::string &protocol, FlushMode mod
     (void)src;
     if (FlushObservers::handles(m.op)) (dst == home ? phases[phase].home : phases[phase].remote)[m.op]++;
   });
-  auto settle = [&] {
-    while (cluster.deliver_one()) {
-    }
-  };
   Waiter w;
   auto flush_x = [&](Rank r) {
     w.reset();
     cluster.node(r).engine().flush({{0, 0, 8}}, [&w] { w.complete(0); });
-    settle();
+    settle(cluster);
     EXPECT_TRUE(w.done());
   };
   auto load_x = [&](Rank r) {
     uint64_t v = 0;
-    while (!sim_load(cluster.node(r), 0, w, &v)) settle();
+    while (!sim_load(cluster.node(r), 0, w, &v)) settle(cluster);
     return v;
   };
   auto store_x = [&](Rank r, uint64_t v) {
-    while (!sim_store(cluster.node(r), 0, v, w)) settle();
+    while (!sim_store(cluster.node(r), 0, v, w)) settle(cluster);
   };
   store_x(home, 0);  // phase 0
   phase = 1;
@@ -908,38 +916,21 @@ Outcome run_threads(uint64_t seed, const std::string &protocol, FlushMode mode,
     fail("bad program counter");
     return false;
   };
-  uint64_t steps = 0;
-  while (out.ok) {
-    bool all_done = true;
-    for (const Writer &t : ws) all_done &= t.done;
-    if (all_done) break;
-    if (++steps > 400'000) {
-      fail("no completion after 400000 steps (livelock: a refresh or notice lost?)");
-      break;
-    }
-    const bool only_slow = cluster.in_flight() && cluster.in_flight() == cluster.slow_in_flight();
-    bool progressed = false;
-    if (cluster.in_flight() && rng() % 2 == 0 && (!only_slow || rng() % 16 == 0)) progressed = cluster.deliver_one();
-    const size_t start = rng() % ws.size();
-    for (size_t k = 0; k < ws.size() && !progressed && out.ok; ++k) progressed = step((start + k) % ws.size());
-    if (!progressed && out.ok && !cluster.deliver_one())
-      fail("deadlock: no thread can run and no message is in flight");
-  }
-  auto settle = [&] {
-    while (cluster.deliver_one()) {
-    }
-  };
-  settle();
+  step_with_slow_link(
+      cluster, ws.size(), 400'000, "a refresh or notice lost?", step,
+      [&] { return std::all_of(ws.begin(), ws.end(), [](const Writer &t) { return t.done; }); }, [&] { return out.ok; },
+      fail);
+  settle(cluster);
   for (Rank n = 0; n < nodes && out.ok; ++n) {
     Waiter w;
     cluster.node(n).engine().flush_all([&w] { w.complete(0); });
-    settle();
+    settle(cluster);
     if (!w.done()) fail("flush_all never completed on node " + std::to_string(n));
     for (int writer = 0; writer < writers && out.ok; ++writer)
       for (uint64_t i = 0; i <= kWordsPerWriter && out.ok; ++i) {
         const uint64_t word = i < kWordsPerWriter ? data_word(writer, i) : flag_word(writer);
         uint64_t v = 0;
-        while (!sim_load(cluster.node(n), word, w, &v)) settle();
+        while (!sim_load(cluster.node(n), word, w, &v)) settle(cluster);
         if (v != rounds)
           fail("after flush_all node " + std::to_string(n) + " reads " + std::to_string(v) + " at word " +
                std::to_string(word) + " of writer " + std::to_string(writer) + ", its last is " +
