@@ -31,32 +31,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "failure_count.h"
+#include "worker_pair.h"
 
 #define K 40 /* draws per worker and per family */
 
-/* Each phase runs two workers at once (ids 0 and 1); they record their
- * process, so that the run shows they were on different ranks. */
-static pid_t worker_pid[2];
 static sem_t turn; /* worker 1 waits for worker 0's post in ordered phases */
-
-/* Built as a plain pthreads program (the reference run), all threads share
- * one process. */
-#pragma weak agora_program_mode
-int agora_program_mode(void);
-static int in_program_mode(void) { return agora_program_mode && agora_program_mode(); }
-static void run_pair(const char *phase, void *(*fn)(void *))
-{
-    pthread_t t[2];
-    for (long i = 0; i < 2; ++i)
-        CHECK(pthread_create(&t[i], NULL, fn, (void *)i) == 0, "%s: create", phase);
-    for (int i = 0; i < 2; ++i)
-        CHECK(pthread_join(t[i], NULL) == 0, "%s: join", phase);
-    CHECK(!in_program_mode() || worker_pid[0] != worker_pid[1], "%s: both workers ran in process %d (want two ranks)",
-          phase, (int)worker_pid[0]);
-    printf("%s done (failures so far %d)\n", phase, failures);
-    fflush(stdout);
-}
 
 /* Worker 0 first, then worker 1: `ordered(id, body)`. */
 static void wait_turn(long id)

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 static int iterations = 1000;
-#include "failure_count.h"
+#include "worker_pair.h"
 
 static double now(void)
 {
@@ -42,21 +42,6 @@ static struct timespec in(double seconds)
 
 static void nap(double seconds) { usleep((useconds_t)(seconds * 1e6)); }
 
-/* Phases run two workers (ids 0 and 1) at once; each records its process,
- * so that the run shows they were on different ranks. */
-static pid_t worker_pid[2];
-static void run_pair(const char *phase, void *(*fn)(void *))
-{
-    pthread_t t[2];
-    for (long i = 0; i < 2; ++i)
-        CHECK(pthread_create(&t[i], NULL, fn, (void *)i) == 0, "%s: create", phase);
-    for (int i = 0; i < 2; ++i)
-        CHECK(pthread_join(t[i], NULL) == 0, "%s: join", phase);
-    CHECK(worker_pid[0] != worker_pid[1], "%s: both workers ran in process %d (want two ranks)", phase,
-          (int)worker_pid[0]);
-    printf("%s done (failures so far %d)\n", phase, failures);
-    fflush(stdout);
-}
 static void whoami(long id) { worker_pid[id] = getpid(); }
 
 /* Hand-shakes between the two workers of a phase. */
