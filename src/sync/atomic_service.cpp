@@ -1,8 +1,9 @@
 #include "sync/atomic_service.h"
 
-#include <algorithm>
 #include <cstring>
 #include <vector>
+
+#include "sync/spin_backoff.h"
 
 namespace agora {
 
@@ -117,9 +118,7 @@ uint32_t AtomicSpin::after_load(uintptr_t address, const void *value, uint32_t s
     repeats_ = 0;
     return 0;
   }
-  if (++repeats_ <= kFreeRepeats) return 0;
-  uint32_t shift = repeats_ - kFreeRepeats - 1;
-  return shift >= 8 ? kMaxNapUs : std::min<uint32_t>(kMaxNapUs, 1u << shift);
+  return spin_backoff_us(++repeats_, kFreeRepeats, kMaxNapUs);
 }
 
 }  // namespace agora

@@ -1,6 +1,6 @@
 #include "sync/trylock_spin.h"
 
-#include <algorithm>
+#include "sync/spin_backoff.h"
 
 namespace agora {
 
@@ -11,9 +11,7 @@ uint32_t TrylockSpin::before_try(uint64_t key, double now_us) {
     turns_ = 0;
     return 0;
   }
-  if (++turns_ <= kFreeTurns) return 0;
-  uint32_t shift = turns_ - kFreeTurns - 1;
-  return shift >= 8 ? kMaxNapUs : std::min<uint32_t>(kMaxNapUs, 1u << shift);
+  return spin_backoff_us(++turns_, kFreeTurns, kMaxNapUs);
 }
 
 }  // namespace agora

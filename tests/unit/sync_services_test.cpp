@@ -8,8 +8,11 @@
 #include <memory>
 
 #include "common/stats.h"
+#include "sync/atomic_service.h"
 #include "sync/barrier_service.h"
 #include "sync/lock_service.h"
+#include "sync/spin_backoff.h"
+#include "sync/trylock_spin.h"
 
 namespace agora {
 namespace {
@@ -120,3 +123,41 @@ TEST(BarrierServiceChecks, SignalOfAFinishedBarrierIsCaught) {
 
 }  // namespace
 }  // namespace agora
+
+// ---- spinning on one object: the back-off -----------------------------------
+
+TEST(SpinBackoff, FreeTurnsThenDoublingNapsUpToTheCap) {
+  const uint32_t want[] = {0, 0, 1, 2, 4, 8, 16, 32, 64, 128, 200, 200};
+  for (uint32_t turn = 1; turn <= 12; ++turn) EXPECT_EQ(agora::spin_backoff_us(turn, 2, 200), want[turn - 1]) << turn;
+  EXPECT_EQ(agora::spin_backoff_us(1000, 2, 200), 200u);
+}
+
+TEST(SpinBackoff, AnAtomicLoadNapsOnlyWhileItsValueStays) {
+  agora::AtomicSpin spin;
+  const uint64_t one = 1, two = 2;
+  EXPECT_EQ(spin.after_load(64, &one, 8), 0u);  // a new streak
+  EXPECT_EQ(spin.after_load(64, &one, 8), 0u);
+  EXPECT_EQ(spin.after_load(64, &one, 8), 0u);
+  EXPECT_EQ(spin.after_load(64, &one, 8), 1u);
+  EXPECT_EQ(spin.after_load(64, &one, 8), 2u);
+  EXPECT_EQ(spin.after_load(64, &two, 8), 0u);  // the value changed
+  EXPECT_EQ(spin.after_load(72, &two, 8), 0u);  // another word
+}
+
+TEST(SpinBackoff, ATrylockNapsOnlyWhenTriedStraightBack) {
+  agora::TrylockSpin spin;
+  double now = 1000;
+  auto turn = [&](uint64_t key, double gap) {
+    now += gap;
+    uint32_t nap = spin.before_try(key, now);
+    spin.after_try(now);
+    return nap;
+  };
+  EXPECT_EQ(turn(5, 0), 0u);
+  EXPECT_EQ(turn(5, 1), 0u);
+  EXPECT_EQ(turn(5, 1), 0u);
+  EXPECT_EQ(turn(5, 1), 1u);
+  EXPECT_EQ(turn(5, 1), 2u);
+  EXPECT_EQ(turn(5, 1000), 0u);  // after a pause: starts over
+  EXPECT_EQ(turn(6, 1), 0u);     // another lock: starts over
+}
