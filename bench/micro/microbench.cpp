@@ -84,6 +84,60 @@ std::vector<double> floor_mpi_fetch(int reps, int me) {
   return us;
 }
 
+// An 8-byte MPI_Send/MPI_Recv round trip between the ranks: the least one
+// lock request and its grant can cost (issue 29: lock hand-off vs MPI).
+std::vector<double> floor_mpi_roundtrip(int reps, int me) {
+  std::vector<double> us;
+  long word = 0;
+  for (int i = 0; i < reps; ++i) {
+    if (me == 0) {
+      double t0 = now();
+      MPI_Send(&word, 1, MPI_LONG, 1, 3, MPI_COMM_WORLD);
+      MPI_Recv(&word, 1, MPI_LONG, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      us.push_back((now() - t0) * 1e6);
+    } else if (me == 1) {
+      MPI_Recv(&word, 1, MPI_LONG, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(&word, 1, MPI_LONG, 0, 4, MPI_COMM_WORLD);
+    }
+  }
+  return us;
+}
+
+// Both ranks take one lock `reps` times each, updating a counter and a
+// last-holder word inside it (homed on rank 0), so each hand-off to the other
+// rank must carry the holder's writes: the protocol's cost per hand-off, not
+// only the lock manager's. The counter checks that no update was lost.
+struct Handoff {
+  double seconds;
+  long acquires, handoffs;
+  bool counter_exact;
+};
+Handoff lock_handoff(agora_lock_t *lock, int reps, int me) {
+  struct Shared {
+    long counter, last_holder, handoffs;
+  };
+  auto *shared = (Shared *)alloc_placed(sizeof(Shared), AGORA_PLACE_RANK, 0);
+  if (me == 0) *shared = {0, -1, 0};
+  agora_barrier();
+  double t0 = now();
+  for (int i = 0; i < reps; ++i) {
+    agora_lock(lock);
+    shared->counter++;
+    if (shared->last_holder != me) {
+      shared->handoffs++;
+      shared->last_holder = me;
+    }
+    agora_unlock(lock);
+  }
+  agora_barrier();
+  double seconds = now() - t0;
+  agora_lock(lock);  // acquire: see the last holder's writes
+  Handoff result{seconds, shared->counter, shared->handoffs, shared->counter == 2L * reps};
+  agora_unlock(lock);
+  agora_barrier();
+  return result;
+}
+
 // A fixed amount of arithmetic, to measure what a busy core loses.
 double compute(long iterations) {
   double x = 1.0;
@@ -121,6 +175,7 @@ int main(int argc, char **argv) {
   }
   std::vector<double> f_fault = floor_fault(reps);
   std::vector<double> f_mpi = floor_mpi_fetch(reps, me);
+  std::vector<double> f_roundtrip = floor_mpi_roundtrip(reps, me);
   // Compute time with no runtime at all: the busy-core baseline.
   const long work = 20'000'000;
   std::vector<double> bare;
@@ -182,6 +237,12 @@ int main(int argc, char **argv) {
       lock_us.push_back((now() - t0) * 1e6);
     }
   agora_barrier();
+  Handoff handoff = lock_handoff(&locks[1], reps, me);
+  if (!handoff.counter_exact) {
+    std::fprintf(stderr, "microbench: rank %d: lock hand-off counter %ld, expected %ld: an update was lost\n", me,
+                 handoff.acquires, 2L * reps);
+    return 1;
+  }
 
   std::vector<double> barrier_us;
   for (int i = 0; i < reps; ++i) {
@@ -243,6 +304,13 @@ int main(int argc, char **argv) {
     put(out, "barrier_us", summarize(barrier_us));
     put(out, "floor_fault_us", summarize(f_fault));
     put(out, "floor_mpi_4k_us", summarize(f_mpi));
+    put(out, "floor_mpi_roundtrip_us", summarize(f_roundtrip));
+    std::snprintf(buf, sizeof buf,
+                  "  \"lock_handoff\": {\"protocol\": \"%s\", \"acquires\": %ld, \"handoffs\": %ld, "
+                  "\"seconds\": %.4f, \"handoffs_per_s\": %.0f, \"us_per_handoff\": %.3f},\n",
+                  agora_protocol_name(), handoff.acquires, handoff.handoffs, handoff.seconds,
+                  handoff.handoffs / handoff.seconds, handoff.seconds * 1e6 / std::max(1L, handoff.handoffs));
+    out += buf;
     put(out, "remote_read_fault_busy_home_us", summarize(busy_us));
     std::snprintf(buf, sizeof buf,
                   "  \"busy_core_compute_s\": {\"no_runtime\": %.4f, \"runtime_idle\": %.4f, "
