@@ -156,8 +156,13 @@ dry forced_mpiexec "AGORA_LAUNCHER=mpiexec" \
 fails unknown_launcher "AGORA_LAUNCHER=aprun" 2 "AGORA_LAUNCHER=aprun is not a launcher .allowed: srun, mpirun" -n 2 prog
 rm "$fake/srun"
 fails forced_launcher_missing "AGORA_LAUNCHER=srun PATH=$fake:/nonexistent" 127 "AGORA_LAUNCHER=srun but srun is not on PATH" -n 2 prog
-# In an allocation without srun on PATH: the MPI launcher, as before.
-dry slurm_without_srun "SLURM_JOB_ID=7" "mpirun -n 1 --bind-to none prog" -n 1 prog
+# In an allocation without srun on PATH: the MPI launcher, as before. Slurm
+# may be installed here, so PATH gets the system's commands except srun.
+no_srun=$(mktemp -d)
+find /usr/bin /bin -maxdepth 1 ! -type d ! -name srun -exec ln -sf -t "$no_srun" {} + 2>/dev/null
+dry slurm_without_srun "SLURM_JOB_ID=7 PATH=$fake:$no_srun" "mpirun -n 1 --bind-to none prog" -n 1 prog
+
+rm -rf "$no_srun"
 
 if [ $failures -gt 0 ]; then echo "$failures case(s) failed"; exit 1; fi
 echo PASS
