@@ -53,7 +53,7 @@ constexpr uint64_t kHeapPlacedMin = 1ull << 20;
 // Each member is set by its row in options.def; its initializer is the
 // row's default.
 struct Config {
-  std::string protocol = "sc";                        // AGORA_PROTOCOL
+  std::string protocol = "hlrc";                      // AGORA_PROTOCOL (docs/running.md#the-default-protocol)
   uint64_t memory_bytes = 4ull << 30;                 // AGORA_MEMORY (global range, all ranks together)
   bool print_stats = false;                           // AGORA_STATS
   std::string stats_json_path;                        // AGORA_STATS_JSON

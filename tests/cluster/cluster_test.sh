@@ -91,11 +91,11 @@ expect_no_doorbell_across
 expect_datagrams_from 0
 expect_datagrams_from 1
 
-run litmus_sb $agorarun "$bin/test_litmus" sb 1000
+run litmus_sb $agorarun --protocol sc "$bin/test_litmus" sb 1000
 expect "^PASS sb on 2 ranks" "litmus sb did not pass"
 expect_no_doorbell_across
 
-run litmus_mp $agorarun "$bin/test_litmus" mp 1000
+run litmus_mp $agorarun --protocol sc "$bin/test_litmus" mp 1000
 expect "^PASS mp on 2 ranks" "litmus mp did not pass"
 expect_no_doorbell_across
 

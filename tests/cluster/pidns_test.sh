@@ -13,7 +13,7 @@ unshare --pid --fork true 2>/dev/null || { echo "SKIP: PID namespaces are not pe
 
 # TCP between the ranks: Open MPI's shared-memory transport finds its peer
 # by pid, which a PID namespace hides.
-out=$(AGORA_DEBUG=1 OMPI_MCA_btl=tcp,self timeout -k 5 60 "$bin/agorarun" -n 2 --timeout 50 -- \
+out=$(AGORA_DEBUG=1 OMPI_MCA_btl=tcp,self timeout -k 5 60 "$bin/agorarun" -n 2 --timeout 50 --protocol sc -- \
   unshare --pid --fork "$bin/test_litmus" mp 500 2>&1)
 status=$?
 echo "$out" | grep -v ': started:'

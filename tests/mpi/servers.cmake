@@ -22,16 +22,16 @@ foreach(protocol ${AGORA_TEST_PROTOCOLS})
   agora_mpi_test(servers_layout_5_2_stripe64K_${protocol} 5 120 --memory-servers 2 --stripe 64K
     --protocol ${protocol} $<TARGET_FILE:test_servers> layout)
 endforeach()
-agora_mpi_test(servers_litmus_mp_4_2_sc 4 120 --memory-servers 2 $<TARGET_FILE:test_litmus> mp 1000)
-agora_mpi_test(servers_litmus_sb_3_1_sc 3 120 --memory-servers 1 $<TARGET_FILE:test_litmus> sb 1000)
+agora_mpi_test(servers_litmus_mp_4_2_sc 4 120 --memory-servers 2 --protocol sc $<TARGET_FILE:test_litmus> mp 1000)
+agora_mpi_test(servers_litmus_sb_3_1_sc 3 120 --memory-servers 1 --protocol sc $<TARGET_FILE:test_litmus> sb 1000)
 agora_mpi_test(servers_regc_accumulator_4_1 4 120 --memory-servers 1 --protocol regc $<TARGET_FILE:test_regc>
   accumulator 300 fetches)
 # One compute rank; waiting threads that sleep (AGORA_WAIT=block); global
 # pointers (compute ranks only).
-agora_mpi_test(servers_layout_2_1_sc 2 60 --memory-servers 1 $<TARGET_FILE:test_servers> layout)
+agora_mpi_test(servers_layout_2_1_sc 2 60 --memory-servers 1 --protocol sc $<TARGET_FILE:test_servers> layout)
 agora_mpi_test(servers_sync_4_1_hlrc_wait_block 4 120 --memory-servers 1 --wait block --protocol hlrc
   $<TARGET_FILE:test_sync> 200)
-agora_mpi_test(servers_forkjoin_4_2_sc_wait_block 4 120 --memory-servers 2 --wait block --threads-per-rank 2
+agora_mpi_test(servers_forkjoin_4_2_sc_wait_block 4 120 --memory-servers 2 --protocol sc --wait block --threads-per-rank 2
   $<TARGET_FILE:test_forkjoin>)
 agora_mpi_test(servers_gptr_bulk_3_1 3 60 --memory-servers 1 $<TARGET_FILE:test_gptr> bulk)
 agora_mpi_test(servers_regc_crosslock_4_1 4 120 --memory-servers 1 --protocol regc $<TARGET_FILE:test_regc>
