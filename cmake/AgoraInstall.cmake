@@ -21,6 +21,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE DEST
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION share/doc/agora/docs)
 
 # Program mode, when this tree has it (src/program/, cmake/AgoraWrappers.cmake).
+# agoracc -fopenmp links Agora's OpenMP runtime, not libgomp (docs/openmp.md).
+install(FILES ${AGORA_PROGRAM_DIR}/openmp/libgomp.spec DESTINATION lib/agora/openmp)
 foreach(file agora-program.ld agora-program.wrap)
   if(EXISTS ${AGORA_PROGRAM_DIR}/${file})
     install(FILES ${AGORA_PROGRAM_DIR}/${file} DESTINATION lib/agora)

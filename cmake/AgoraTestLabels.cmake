@@ -69,6 +69,11 @@ set(AGORA_FULL_TIER_ONLY
   # service (docs/atomics.md): the fast tier runs the service under hlrc
   # and regc (regc-page, as above, only here).
   "^program_atomics(_cxx)?_2_sc$"
+  # OpenMP constructs (2-5 s each): the runtime's state moves under the
+  # team's Agora lock and barriers, which hlrc and regc exercise in the fast
+  # tier; sc shares every page at once, regc-page differs from regc only in
+  # how span entries travel.
+  "^program_omp_constructs_2_(sc|regc-page)$"
   CACHE INTERNAL "")
 
 # Tests that time things (idle servers, oversubscription, wake-ups, hang

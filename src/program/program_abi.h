@@ -21,6 +21,11 @@ void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t dat
  * Zero-filled, page aligned, AGORA_PROGRAM_LIBC_BYTES bytes. */
 #define AGORA_PROGRAM_LIBC_BYTES (5 * 4096)
 void agora_program_libc_state(void *pages, size_t bytes);
+/* Before agora_program_start: a page of the program's shared .bss for the
+ * OpenMP runtime's job-wide locks (src/omp/omp_job_state.cpp). Zero-filled,
+ * page aligned, AGORA_PROGRAM_OMP_BYTES bytes. */
+#define AGORA_PROGRAM_OMP_BYTES 4096
+void agora_program_omp_state(void *page, size_t bytes);
 /* Before agora_program_start: the program's own .fini_array entries
  * [first, end) (its destructor functions), which ld.so does not run: rank 0
  * runs them backwards, once, when the job ends, before global memory goes. */

@@ -1,0 +1,295 @@
+// Work-sharing loops (docs/openmp.md): GOMP_loop_*, GOMP_loop_ull_*,
+// GOMP_parallel_loop_*, and the ordered turn. A static schedule without
+// ordered needs nothing shared (each member computes its own chunks); the
+// others keep their cursor and ordered turn in a work-share slot, taken
+// under the team's lock: a dynamic chunk is one lock round trip.
+// Ordered: chunks are numbered in the order they are handed out (static:
+// by chunk index), and a chunk's ordered regions run when the turn reaches
+// its number; a member passes the turn on when it finishes the chunk (asks
+// for the next one, or ends the loop).
+#include "common/log.h"
+#include "omp/omp_team.h"
+
+namespace agora::omp {
+
+namespace {
+struct LoopSpec {
+  Schedule schedule;
+  bool ordered;
+  LoopBounds bounds;
+  uint64_t chunk;
+};
+
+// Schedules resolved for this thread: runtime from its run-sched ICV, auto
+// as static.
+Schedule resolve(Schedule s) { return s == Schedule::Auto ? Schedule::Static : s; }
+
+void loop_setup(WorkShare *ws, const void *arg) {
+  const auto *spec = static_cast<const LoopSpec *>(arg);
+  ws->kind = WorkKind::Loop;
+  ws->schedule = resolve(spec->schedule);
+  ws->ordered = spec->ordered;
+  ws->bounds = spec->bounds;
+  ws->count = loop_count(spec->bounds);
+  ws->chunk = spec->chunk;
+  if (ws->schedule != Schedule::Static && ws->chunk < 1) ws->chunk = 1;
+}
+
+// Ordered: wait for the held chunk's turn and pass it on (lock held).
+void finish_held_chunk(Team *team, LoopCursor &c, const char *call) {
+  if (!c.ordered || !c.holds_chunk) return;
+  while (c.ws->ordered_turn != c.held_chunk) team_wait(team, call);
+  c.ws->ordered_turn = c.held_chunk + 1;
+  c.holds_chunk = false;
+  team_wake(team, call);
+}
+
+// The next chunk [*lo, *hi) of the calling thread (lock held if the loop
+// has a slot and is not a plain static one).
+bool take_chunk(Team *team, ThreadState &t, uint64_t *lo, uint64_t *hi) {
+  LoopCursor &c = t.loop;
+  bool got;
+  uint64_t number = 0;
+  if (c.schedule == Schedule::Static) {
+    number = c.static_next;
+    got = static_chunk(c.count, c.chunk, team->nthreads, number, lo, hi);
+    c.static_next += team->nthreads;
+  } else {
+    got = c.schedule == Schedule::Guided ? guided_chunk(c.count, c.chunk, team->nthreads, &c.ws->next, lo, hi)
+                                         : dynamic_chunk(c.count, c.chunk, &c.ws->next, lo, hi);
+    if (got && c.ordered) number = c.ws->chunks_out++;
+  }
+  if (got && c.ordered) {
+    c.held_chunk = number;
+    c.holds_chunk = true;
+  }
+  return got;
+}
+
+bool needs_lock(const LoopCursor &c) { return c.ws && (c.ordered || c.schedule != Schedule::Static); }
+
+// The next chunk as loop values; false when the thread has no more.
+bool loop_next(uint64_t *istart, uint64_t *iend, const char *call, bool locked) {
+  ThreadState &t = thread_state();
+  Team *team = current_team();
+  LoopCursor &c = t.loop;
+  if (!c.ws && c.schedule != Schedule::Static) fatal("%s: called outside a work-sharing loop", call);
+  bool shared = needs_lock(c);  // a slot to take chunks or the ordered turn from
+  if (shared && !locked) team_lock(team, call);
+  if (shared) finish_held_chunk(team, c, call);
+  uint64_t lo = 0, hi = 0;
+  bool got = take_chunk(team, t, &lo, &hi);
+  if (shared || locked) team_unlock(team, call);
+  if (!got) return false;
+  *istart = loop_value(c.bounds, c.count, lo);
+  *iend = loop_value(c.bounds, c.count, hi);
+  return true;
+}
+
+bool loop_start(const LoopSpec &given, uint64_t *istart, uint64_t *iend, const char *call) {
+  Team *team = current_team();
+  ThreadState &t = thread_state();
+  LoopSpec spec = given;
+  spec.schedule = resolve(spec.schedule);
+  t.loop = LoopCursor{};
+  if (spec.schedule == Schedule::Static && !spec.ordered) {
+    // Nothing shared: every member computes its own chunks.
+    LoopCursor &c = t.loop;
+    c.schedule = Schedule::Static;
+    c.bounds = spec.bounds;
+    c.count = loop_count(spec.bounds);
+    c.chunk = spec.chunk;
+    c.static_next = t.num;
+    return loop_next(istart, iend, call, false);
+  }
+  bool first;
+  WorkShare *ws = work_share_enter(team, call, loop_setup, &spec, &first);
+  loop_adopt(t, ws);
+  return loop_next(istart, iend, call, true);  // the lock work_share_enter took
+}
+
+void loop_end_nowait(const char *call) {
+  ThreadState &t = thread_state();
+  LoopCursor &c = t.loop;
+  if (c.ws) {
+    Team *team = current_team();
+    team_lock(team, call);
+    finish_held_chunk(team, c, call);
+    if (++c.ws->left == team->nthreads) team_wake(team, call);
+    team_unlock(team, call);
+  }
+  c = LoopCursor{};
+}
+
+LoopBounds long_bounds(long start, long end, long incr) {
+  return LoopBounds{false, incr > 0, (uint64_t)start, (uint64_t)end, (uint64_t)incr};
+}
+LoopBounds ull_bounds(bool up, unsigned long long start, unsigned long long end, unsigned long long incr) {
+  return LoopBounds{true, up, start, end, incr};
+}
+
+bool long_start(Schedule s, bool ordered, long start, long end, long incr, long chunk, long *istart, long *iend,
+                const char *call) {
+  LoopSpec spec{s, ordered, long_bounds(start, end, incr), chunk > 0 ? (uint64_t)chunk : 0};
+  uint64_t a, b;
+  if (!loop_start(spec, &a, &b, call)) return false;
+  *istart = (long)a;
+  *iend = (long)b;
+  return true;
+}
+bool long_next(long *istart, long *iend, const char *call) {
+  uint64_t a, b;
+  if (!loop_next(&a, &b, call, false)) return false;
+  *istart = (long)a;
+  *iend = (long)b;
+  return true;
+}
+bool ull_start(Schedule s, bool ordered, bool up, unsigned long long start, unsigned long long end,
+               unsigned long long incr, unsigned long long chunk, unsigned long long *istart,
+               unsigned long long *iend, const char *call) {
+  LoopSpec spec{s, ordered, ull_bounds(up, start, end, incr), chunk};
+  uint64_t a, b;
+  if (!loop_start(spec, &a, &b, call)) return false;
+  *istart = a;
+  *iend = b;
+  return true;
+}
+bool ull_next(unsigned long long *istart, unsigned long long *iend, const char *call) {
+  uint64_t a, b;
+  if (!loop_next(&a, &b, call, false)) return false;
+  *istart = a;
+  *iend = b;
+  return true;
+}
+
+void parallel_loop(void (*fn)(void *), void *data, unsigned num_threads, Schedule s, long start, long end, long incr,
+                   long chunk, const char *call) {
+  LoopSpec spec{s, false, long_bounds(start, end, incr), chunk > 0 ? (uint64_t)chunk : 0};
+  ThreadState saved;
+  Team *team = team_begin(fn, data, num_threads, call, loop_setup, &spec, &saved);
+  fn(data);
+  team_end(team, saved, call);
+}
+
+Schedule runtime_schedule(uint64_t *chunk) {
+  ThreadState &t = thread_state();
+  *chunk = t.run_chunk;
+  return t.run_schedule;
+}
+}  // namespace
+
+void loop_adopt(ThreadState &t, WorkShare *ws) {
+  LoopCursor &c = t.loop;
+  c = LoopCursor{};
+  c.ws = ws;
+  c.schedule = ws->schedule;
+  c.ordered = ws->ordered;
+  c.bounds = ws->bounds;
+  c.count = ws->count;
+  c.chunk = ws->chunk;
+  c.static_next = t.num;
+}
+
+}  // namespace agora::omp
+
+using namespace agora::omp;
+using ull = unsigned long long;
+
+// One start/next pair per schedule, for long and unsigned long long loops;
+// "nonmonotonic" and "maybe_nonmonotonic" are the same schedules here.
+#define AGORA_OMP_LOOP(NAME, SCHED, ORDERED)                                                                    \
+  bool GOMP_loop_##NAME##_start(long start, long end, long incr, long chunk, long *istart, long *iend) {       \
+    return long_start(SCHED, ORDERED, start, end, incr, chunk, istart, iend, "GOMP_loop_" #NAME "_start");    \
+  }                                                                                                             \
+  bool GOMP_loop_##NAME##_next(long *istart, long *iend) {                                                     \
+    return long_next(istart, iend, "GOMP_loop_" #NAME "_next");                                                \
+  }                                                                                                             \
+  bool GOMP_loop_ull_##NAME##_start(bool up, ull start, ull end, ull incr, ull chunk, ull *istart, ull *iend) { \
+    return ull_start(SCHED, ORDERED, up, start, end, incr, chunk, istart, iend, "GOMP_loop_ull_" #NAME "_start"); \
+  }                                                                                                             \
+  bool GOMP_loop_ull_##NAME##_next(ull *istart, ull *iend) {                                                   \
+    return ull_next(istart, iend, "GOMP_loop_ull_" #NAME "_next");                                             \
+  }
+#define AGORA_OMP_RUNTIME_LOOP(NAME, ORDERED)                                                                 \
+  bool GOMP_loop_##NAME##_start(long start, long end, long incr, long *istart, long *iend) {                 \
+    uint64_t chunk;                                                                                           \
+    Schedule s = runtime_schedule(&chunk);                                                                    \
+    return long_start(s, ORDERED, start, end, incr, (long)chunk, istart, iend, "GOMP_loop_" #NAME "_start"); \
+  }                                                                                                           \
+  bool GOMP_loop_##NAME##_next(long *istart, long *iend) {                                                   \
+    return long_next(istart, iend, "GOMP_loop_" #NAME "_next");                                              \
+  }                                                                                                           \
+  bool GOMP_loop_ull_##NAME##_start(bool up, ull start, ull end, ull incr, ull *istart, ull *iend) {         \
+    uint64_t chunk;                                                                                           \
+    Schedule s = runtime_schedule(&chunk);                                                                    \
+    return ull_start(s, ORDERED, up, start, end, incr, chunk, istart, iend, "GOMP_loop_ull_" #NAME "_start"); \
+  }                                                                                                           \
+  bool GOMP_loop_ull_##NAME##_next(ull *istart, ull *iend) {                                                 \
+    return ull_next(istart, iend, "GOMP_loop_ull_" #NAME "_next");                                           \
+  }
+
+extern "C" {
+
+AGORA_OMP_LOOP(static, Schedule::Static, false)
+AGORA_OMP_LOOP(dynamic, Schedule::Dynamic, false)
+AGORA_OMP_LOOP(guided, Schedule::Guided, false)
+AGORA_OMP_LOOP(nonmonotonic_dynamic, Schedule::Dynamic, false)
+AGORA_OMP_LOOP(nonmonotonic_guided, Schedule::Guided, false)
+AGORA_OMP_LOOP(ordered_static, Schedule::Static, true)
+AGORA_OMP_LOOP(ordered_dynamic, Schedule::Dynamic, true)
+AGORA_OMP_LOOP(ordered_guided, Schedule::Guided, true)
+AGORA_OMP_RUNTIME_LOOP(runtime, false)
+AGORA_OMP_RUNTIME_LOOP(nonmonotonic_runtime, false)
+AGORA_OMP_RUNTIME_LOOP(maybe_nonmonotonic_runtime, false)
+AGORA_OMP_RUNTIME_LOOP(ordered_runtime, true)
+
+void GOMP_loop_end(void) {
+  loop_end_nowait("GOMP_loop_end");
+  GOMP_barrier();
+}
+void GOMP_loop_end_nowait(void) { loop_end_nowait("GOMP_loop_end_nowait"); }
+bool GOMP_loop_end_cancel(void) {
+  GOMP_loop_end();
+  return false;
+}
+
+// Combined parallel loops: the team starts inside the loop's work-share.
+#define AGORA_OMP_PARALLEL_LOOP(NAME, SCHED)                                                                 \
+  void GOMP_parallel_loop_##NAME(void (*fn)(void *), void *data, unsigned num_threads, long start, long end, \
+                                 long incr, long chunk, unsigned flags) {                                    \
+    (void)flags;                                                                                             \
+    parallel_loop(fn, data, num_threads, SCHED, start, end, incr, chunk, "GOMP_parallel_loop_" #NAME);       \
+  }
+AGORA_OMP_PARALLEL_LOOP(static, Schedule::Static)
+AGORA_OMP_PARALLEL_LOOP(dynamic, Schedule::Dynamic)
+AGORA_OMP_PARALLEL_LOOP(guided, Schedule::Guided)
+AGORA_OMP_PARALLEL_LOOP(nonmonotonic_dynamic, Schedule::Dynamic)
+AGORA_OMP_PARALLEL_LOOP(nonmonotonic_guided, Schedule::Guided)
+
+#define AGORA_OMP_PARALLEL_RUNTIME_LOOP(NAME)                                                                 \
+  void GOMP_parallel_loop_##NAME(void (*fn)(void *), void *data, unsigned num_threads, long start, long end, \
+                                 long incr, unsigned flags) {                                                 \
+    (void)flags;                                                                                              \
+    uint64_t chunk;                                                                                           \
+    Schedule s = runtime_schedule(&chunk);                                                                    \
+    parallel_loop(fn, data, num_threads, s, start, end, incr, (long)chunk, "GOMP_parallel_loop_" #NAME);      \
+  }
+AGORA_OMP_PARALLEL_RUNTIME_LOOP(runtime)
+AGORA_OMP_PARALLEL_RUNTIME_LOOP(nonmonotonic_runtime)
+AGORA_OMP_PARALLEL_RUNTIME_LOOP(maybe_nonmonotonic_runtime)
+
+void GOMP_ordered_start(void) {
+  ThreadState &t = thread_state();
+  LoopCursor &c = t.loop;
+  if (!c.ws || !c.ordered) return;  // a team of one, or no ordered loop: nothing to wait for
+  if (!c.holds_chunk) agora::fatal("GOMP_ordered_start: ordered region outside an iteration of an ordered loop");
+  Team *team = current_team();
+  team_lock(team, "GOMP_ordered_start");
+  while (c.ws->ordered_turn != c.held_chunk) team_wait(team, "GOMP_ordered_start");
+  team_unlock(team, "GOMP_ordered_start");
+}
+
+// The turn passes when the member finishes its chunk (next or end).
+void GOMP_ordered_end(void) {}
+
+}  // extern "C"
