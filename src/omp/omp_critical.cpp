@@ -30,9 +30,7 @@ void GOMP_critical_name_start(void **name) {
   require_program_mode("GOMP_critical_name_start");
   take(reinterpret_cast<agora_lock_t *>(name), "GOMP_critical_name_start");
 }
-void GOMP_critical_name_end(void **name) {
-  give(reinterpret_cast<agora_lock_t *>(name), "GOMP_critical_name_end");
-}
+void GOMP_critical_name_end(void **name) { give(reinterpret_cast<agora_lock_t *>(name), "GOMP_critical_name_end"); }
 
 void GOMP_atomic_start(void) { take(job_atomic_lock(), "GOMP_atomic_start"); }
 void GOMP_atomic_end(void) { give(job_atomic_lock(), "GOMP_atomic_end"); }

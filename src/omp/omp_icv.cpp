@@ -8,8 +8,8 @@
 #include <strings.h>
 
 #include <cerrno>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 
 #include "common/log.h"
 #include "omp/omp_team.h"
@@ -23,8 +23,8 @@ int number_from(const char *name, const char *text) {
   long value = strtol(text, &stop, 10);
   while (stop && (*stop == ' ' || *stop == '\t')) stop++;
   if (errno || stop == text || (*stop != '\0' && *stop != ',') || value < 1 || value > 1000000)
-    fatal("%s=%s is not a positive thread count (a number from 1, optionally followed by ,... for nested levels)",
-          name, text);
+    fatal("%s=%s is not a positive thread count (a number from 1, optionally followed by ,... for nested levels)", name,
+          text);
   return (int)value;
 }
 
@@ -39,14 +39,16 @@ void initial_icvs(ThreadState &t) {
   t.icvs_set = true;
   int slots = agora_program_mode() ? agora_thread_slots() : 1;
   t.nthreads_var = slots > 0 ? slots : 1;
-  if (const char *text = getenv("OMP_NUM_THREADS"); text && *text) t.nthreads_var = number_from("OMP_NUM_THREADS", text);
+  if (const char *text = getenv("OMP_NUM_THREADS"); text && *text)
+    t.nthreads_var = number_from("OMP_NUM_THREADS", text);
   t.run_schedule = Schedule::Dynamic;
   t.run_chunk = 1;
   if (const char *text = getenv("OMP_SCHEDULE"); text && *text) {
     if (!parse_schedule(text, &t.run_schedule, &t.run_chunk))
-      fatal("OMP_SCHEDULE=%s is not a schedule (allowed: [monotonic:|nonmonotonic:]static|dynamic|guided|auto"
-            "[,chunk] with chunk >= 1, no chunk with auto)",
-            text);
+      fatal(
+          "OMP_SCHEDULE=%s is not a schedule (allowed: [monotonic:|nonmonotonic:]static|dynamic|guided|auto"
+          "[,chunk] with chunk >= 1, no chunk with auto)",
+          text);
   }
   t.dynamic_var = 0;
   if (const char *text = getenv("OMP_DYNAMIC"); text && *text) t.dynamic_var = boolean_from("OMP_DYNAMIC", text);

@@ -16,8 +16,7 @@ JobState *g_job = nullptr;  // per rank: the page's address, the same on every r
 
 JobState *job(const char *call) {
   require_program_mode(call);
-  if (!g_job)
-    fatal("%s: this program's startup object has no OpenMP page; link it with this Agora's agoracc", call);
+  if (!g_job) fatal("%s: this program's startup object has no OpenMP page; link it with this Agora's agoracc", call);
   return g_job;
 }
 }  // namespace

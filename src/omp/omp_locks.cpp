@@ -50,8 +50,9 @@ void omp_init_lock(omp_lock_t *) {}
 void omp_destroy_lock(omp_lock_t *) {}
 void omp_set_lock(omp_lock_t *lock) {
   if (agora::shim_holds_address(lock))
-    agora::fatal("omp_set_lock: the calling thread already holds this lock (a simple lock is not nestable; "
-                 "use omp_nest_lock_t)");
+    agora::fatal(
+        "omp_set_lock: the calling thread already holds this lock (a simple lock is not nestable; "
+        "use omp_nest_lock_t)");
   lock_at(lock, "omp_set_lock");
 }
 void omp_unset_lock(omp_lock_t *lock) { unlock_at(lock, "omp_unset_lock"); }
@@ -69,8 +70,7 @@ void omp_set_nest_lock(omp_nest_lock_t *lock) {
 }
 void omp_unset_nest_lock(omp_nest_lock_t *lock) {
   auto *n = reinterpret_cast<NestLock *>(lock);
-  if (!agora::shim_holds_address(lock))
-    agora::fatal("omp_unset_nest_lock: the calling thread does not hold this lock");
+  if (!agora::shim_holds_address(lock)) agora::fatal("omp_unset_nest_lock: the calling thread does not hold this lock");
   if (--n->count == 0) unlock_at(lock, "omp_unset_nest_lock");
 }
 int omp_test_nest_lock(omp_nest_lock_t *lock) {

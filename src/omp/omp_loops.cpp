@@ -37,52 +37,31 @@ void loop_setup(WorkShare *ws, const void *arg) {
 
 // Ordered: wait for the held chunk's turn and pass it on (lock held).
 void finish_held_chunk(Team *team, LoopCursor &c, const char *call) {
-  if (!c.ordered || !c.holds_chunk) return;
-  while (c.ws->ordered_turn != c.held_chunk) team_wait(team, call);
-  c.ws->ordered_turn = c.held_chunk + 1;
-  c.holds_chunk = false;
+  if (!c.ws->ordered || !c.chunks.holds_chunk) return;
+  while (!ordered_my_turn(c.ws, &c.chunks)) team_wait(team, call);
+  ordered_pass(c.ws, &c.chunks);
   team_wake(team, call);
 }
 
-// The next chunk [*lo, *hi) of the calling thread (lock held if the loop
-// has a slot and is not a plain static one).
-bool take_chunk(Team *team, ThreadState &t, uint64_t *lo, uint64_t *hi) {
-  LoopCursor &c = t.loop;
-  bool got;
-  uint64_t number = 0;
-  if (c.schedule == Schedule::Static) {
-    number = c.static_next;
-    got = static_chunk(c.count, c.chunk, team->nthreads, number, lo, hi);
-    c.static_next += team->nthreads;
-  } else {
-    got = c.schedule == Schedule::Guided ? guided_chunk(c.count, c.chunk, team->nthreads, &c.ws->next, lo, hi)
-                                         : dynamic_chunk(c.count, c.chunk, &c.ws->next, lo, hi);
-    if (got && c.ordered) number = c.ws->chunks_out++;
-  }
-  if (got && c.ordered) {
-    c.held_chunk = number;
-    c.holds_chunk = true;
-  }
-  return got;
-}
-
-bool needs_lock(const LoopCursor &c) { return c.ws && (c.ordered || c.schedule != Schedule::Static); }
+// A slot to take chunks or the ordered turn from, under the team's lock.
+bool needs_lock(const LoopCursor &c) { return c.shared && (c.ws->ordered || c.ws->schedule != Schedule::Static); }
 
 // The next chunk as loop values; false when the thread has no more.
+// `locked`: the caller holds the team's lock (and it is released here).
 bool loop_next(uint64_t *istart, uint64_t *iend, const char *call, bool locked) {
   ThreadState &t = thread_state();
-  Team *team = current_team();
   LoopCursor &c = t.loop;
-  if (!c.ws && c.schedule != Schedule::Static) fatal("%s: called outside a work-sharing loop", call);
-  bool shared = needs_lock(c);  // a slot to take chunks or the ordered turn from
+  if (!c.ws) fatal("%s: called outside a work-sharing loop", call);
+  Team *team = current_team();
+  bool shared = needs_lock(c);
   if (shared && !locked) team_lock(team, call);
   if (shared) finish_held_chunk(team, c, call);
   uint64_t lo = 0, hi = 0;
-  bool got = take_chunk(team, t, &lo, &hi);
+  bool got = chunk_take(c.ws, &c.chunks, team->nthreads, &lo, &hi);
   if (shared || locked) team_unlock(team, call);
   if (!got) return false;
-  *istart = loop_value(c.bounds, c.count, lo);
-  *iend = loop_value(c.bounds, c.count, hi);
+  *istart = loop_value(c.ws->bounds, c.ws->count, lo);
+  *iend = loop_value(c.ws->bounds, c.ws->count, hi);
   return true;
 }
 
@@ -94,12 +73,9 @@ bool loop_start(const LoopSpec &given, uint64_t *istart, uint64_t *iend, const c
   t.loop = LoopCursor{};
   if (spec.schedule == Schedule::Static && !spec.ordered) {
     // Nothing shared: every member computes its own chunks.
-    LoopCursor &c = t.loop;
-    c.schedule = Schedule::Static;
-    c.bounds = spec.bounds;
-    c.count = loop_count(spec.bounds);
-    c.chunk = spec.chunk;
-    c.static_next = t.num;
+    loop_setup(&t.loop.own, &spec);
+    t.loop.ws = &t.loop.own;
+    t.loop.chunks.static_next = t.num;
     return loop_next(istart, iend, call, false);
   }
   bool first;
@@ -111,11 +87,11 @@ bool loop_start(const LoopSpec &given, uint64_t *istart, uint64_t *iend, const c
 void loop_end_nowait(const char *call) {
   ThreadState &t = thread_state();
   LoopCursor &c = t.loop;
-  if (c.ws) {
+  if (c.shared) {
     Team *team = current_team();
     team_lock(team, call);
     finish_held_chunk(team, c, call);
-    if (++c.ws->left == team->nthreads) team_wake(team, call);
+    if (slot_leave(c.ws, team->nthreads)) team_wake(team, call);
     team_unlock(team, call);
   }
   c = LoopCursor{};
@@ -145,8 +121,8 @@ bool long_next(long *istart, long *iend, const char *call) {
   return true;
 }
 bool ull_start(Schedule s, bool ordered, bool up, unsigned long long start, unsigned long long end,
-               unsigned long long incr, unsigned long long chunk, unsigned long long *istart,
-               unsigned long long *iend, const char *call) {
+               unsigned long long incr, unsigned long long chunk, unsigned long long *istart, unsigned long long *iend,
+               const char *call) {
   LoopSpec spec{s, ordered, ull_bounds(up, start, end, incr), chunk};
   uint64_t a, b;
   if (!loop_start(spec, &a, &b, call)) return false;
@@ -182,12 +158,8 @@ void loop_adopt(ThreadState &t, WorkShare *ws) {
   LoopCursor &c = t.loop;
   c = LoopCursor{};
   c.ws = ws;
-  c.schedule = ws->schedule;
-  c.ordered = ws->ordered;
-  c.bounds = ws->bounds;
-  c.count = ws->count;
-  c.chunk = ws->chunk;
-  c.static_next = t.num;
+  c.shared = true;
+  c.chunks.static_next = t.num;
 }
 
 }  // namespace agora::omp
@@ -197,35 +169,35 @@ using ull = unsigned long long;
 
 // One start/next pair per schedule, for long and unsigned long long loops;
 // "nonmonotonic" and "maybe_nonmonotonic" are the same schedules here.
-#define AGORA_OMP_LOOP(NAME, SCHED, ORDERED)                                                                    \
-  bool GOMP_loop_##NAME##_start(long start, long end, long incr, long chunk, long *istart, long *iend) {       \
-    return long_start(SCHED, ORDERED, start, end, incr, chunk, istart, iend, "GOMP_loop_" #NAME "_start");    \
-  }                                                                                                             \
-  bool GOMP_loop_##NAME##_next(long *istart, long *iend) {                                                     \
-    return long_next(istart, iend, "GOMP_loop_" #NAME "_next");                                                \
-  }                                                                                                             \
-  bool GOMP_loop_ull_##NAME##_start(bool up, ull start, ull end, ull incr, ull chunk, ull *istart, ull *iend) { \
+#define AGORA_OMP_LOOP(NAME, SCHED, ORDERED)                                                                      \
+  bool GOMP_loop_##NAME##_start(long start, long end, long incr, long chunk, long *istart, long *iend) {          \
+    return long_start(SCHED, ORDERED, start, end, incr, chunk, istart, iend, "GOMP_loop_" #NAME "_start");        \
+  }                                                                                                               \
+  bool GOMP_loop_##NAME##_next(long *istart, long *iend) {                                                        \
+    return long_next(istart, iend, "GOMP_loop_" #NAME "_next");                                                   \
+  }                                                                                                               \
+  bool GOMP_loop_ull_##NAME##_start(bool up, ull start, ull end, ull incr, ull chunk, ull *istart, ull *iend) {   \
     return ull_start(SCHED, ORDERED, up, start, end, incr, chunk, istart, iend, "GOMP_loop_ull_" #NAME "_start"); \
-  }                                                                                                             \
-  bool GOMP_loop_ull_##NAME##_next(ull *istart, ull *iend) {                                                   \
-    return ull_next(istart, iend, "GOMP_loop_ull_" #NAME "_next");                                             \
+  }                                                                                                               \
+  bool GOMP_loop_ull_##NAME##_next(ull *istart, ull *iend) {                                                      \
+    return ull_next(istart, iend, "GOMP_loop_ull_" #NAME "_next");                                                \
   }
 #define AGORA_OMP_RUNTIME_LOOP(NAME, ORDERED)                                                                 \
-  bool GOMP_loop_##NAME##_start(long start, long end, long incr, long *istart, long *iend) {                 \
+  bool GOMP_loop_##NAME##_start(long start, long end, long incr, long *istart, long *iend) {                  \
     uint64_t chunk;                                                                                           \
     Schedule s = runtime_schedule(&chunk);                                                                    \
-    return long_start(s, ORDERED, start, end, incr, (long)chunk, istart, iend, "GOMP_loop_" #NAME "_start"); \
+    return long_start(s, ORDERED, start, end, incr, (long)chunk, istart, iend, "GOMP_loop_" #NAME "_start");  \
   }                                                                                                           \
-  bool GOMP_loop_##NAME##_next(long *istart, long *iend) {                                                   \
-    return long_next(istart, iend, "GOMP_loop_" #NAME "_next");                                              \
+  bool GOMP_loop_##NAME##_next(long *istart, long *iend) {                                                    \
+    return long_next(istart, iend, "GOMP_loop_" #NAME "_next");                                               \
   }                                                                                                           \
-  bool GOMP_loop_ull_##NAME##_start(bool up, ull start, ull end, ull incr, ull *istart, ull *iend) {         \
+  bool GOMP_loop_ull_##NAME##_start(bool up, ull start, ull end, ull incr, ull *istart, ull *iend) {          \
     uint64_t chunk;                                                                                           \
     Schedule s = runtime_schedule(&chunk);                                                                    \
     return ull_start(s, ORDERED, up, start, end, incr, chunk, istart, iend, "GOMP_loop_ull_" #NAME "_start"); \
   }                                                                                                           \
-  bool GOMP_loop_ull_##NAME##_next(ull *istart, ull *iend) {                                                 \
-    return ull_next(istart, iend, "GOMP_loop_ull_" #NAME "_next");                                           \
+  bool GOMP_loop_ull_##NAME##_next(ull *istart, ull *iend) {                                                  \
+    return ull_next(istart, iend, "GOMP_loop_ull_" #NAME "_next");                                            \
   }
 
 extern "C" {
@@ -266,13 +238,13 @@ AGORA_OMP_PARALLEL_LOOP(guided, Schedule::Guided)
 AGORA_OMP_PARALLEL_LOOP(nonmonotonic_dynamic, Schedule::Dynamic)
 AGORA_OMP_PARALLEL_LOOP(nonmonotonic_guided, Schedule::Guided)
 
-#define AGORA_OMP_PARALLEL_RUNTIME_LOOP(NAME)                                                                 \
+#define AGORA_OMP_PARALLEL_RUNTIME_LOOP(NAME)                                                                \
   void GOMP_parallel_loop_##NAME(void (*fn)(void *), void *data, unsigned num_threads, long start, long end, \
-                                 long incr, unsigned flags) {                                                 \
-    (void)flags;                                                                                              \
-    uint64_t chunk;                                                                                           \
-    Schedule s = runtime_schedule(&chunk);                                                                    \
-    parallel_loop(fn, data, num_threads, s, start, end, incr, (long)chunk, "GOMP_parallel_loop_" #NAME);      \
+                                 long incr, unsigned flags) {                                                \
+    (void)flags;                                                                                             \
+    uint64_t chunk;                                                                                          \
+    Schedule s = runtime_schedule(&chunk);                                                                   \
+    parallel_loop(fn, data, num_threads, s, start, end, incr, (long)chunk, "GOMP_parallel_loop_" #NAME);     \
   }
 AGORA_OMP_PARALLEL_RUNTIME_LOOP(runtime)
 AGORA_OMP_PARALLEL_RUNTIME_LOOP(nonmonotonic_runtime)
@@ -281,11 +253,11 @@ AGORA_OMP_PARALLEL_RUNTIME_LOOP(maybe_nonmonotonic_runtime)
 void GOMP_ordered_start(void) {
   ThreadState &t = thread_state();
   LoopCursor &c = t.loop;
-  if (!c.ws || !c.ordered) return;  // a team of one, or no ordered loop: nothing to wait for
-  if (!c.holds_chunk) agora::fatal("GOMP_ordered_start: ordered region outside an iteration of an ordered loop");
+  if (!c.shared || !c.ws->ordered) return;  // no ordered loop: nothing to wait for
+  if (!c.chunks.holds_chunk) agora::fatal("GOMP_ordered_start: ordered region outside an iteration of an ordered loop");
   Team *team = current_team();
   team_lock(team, "GOMP_ordered_start");
-  while (c.ws->ordered_turn != c.held_chunk) team_wait(team, "GOMP_ordered_start");
+  while (!ordered_my_turn(c.ws, &c.chunks)) team_wait(team, "GOMP_ordered_start");
   team_unlock(team, "GOMP_ordered_start");
 }
 

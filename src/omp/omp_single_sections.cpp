@@ -17,12 +17,6 @@ void sections_setup(WorkShare *ws, const void *arg) {
   ws->count = *static_cast<const unsigned *>(arg);
   ws->chunk = 1;
 }
-
-// The next section (1..count) for the caller, 0 if none is left (lock held).
-unsigned next_section(WorkShare *ws) {
-  uint64_t lo, hi;
-  return dynamic_chunk(ws->count, 1, &ws->next, &lo, &hi) ? (unsigned)(lo + 1) : 0;
-}
 }  // namespace
 }  // namespace agora::omp
 
@@ -36,8 +30,7 @@ bool GOMP_single_start(void) {
   uint64_t mine = ++t.single_next;
   if (team->nthreads == 1) return true;
   team_lock(team, "GOMP_single_start");
-  bool taken = team->single_next < mine;
-  if (taken) team->single_next = mine;
+  bool taken = single_take(&team->single_next, mine);
   team_unlock(team, "GOMP_single_start");
   return taken;
 }
@@ -58,7 +51,7 @@ void *GOMP_single_copy_start(void) {
   team_barrier(team, "GOMP_single_copy_start");  // the runner has published its data
   team_lock(team, "GOMP_single_copy_start");
   void *data = ws->copyprivate;
-  if (++ws->left == team->nthreads) team_wake(team, "GOMP_single_copy_start");
+  if (slot_leave(ws, team->nthreads)) team_wake(team, "GOMP_single_copy_start");
   team_unlock(team, "GOMP_single_copy_start");
   return data;
 }
@@ -71,7 +64,7 @@ void GOMP_single_copy_end(void *data) {
   t.single_copy = nullptr;
   team_lock(team, "GOMP_single_copy_end");
   ws->copyprivate = data;
-  if (++ws->left == team->nthreads) team_wake(team, "GOMP_single_copy_end");
+  if (slot_leave(ws, team->nthreads)) team_wake(team, "GOMP_single_copy_end");
   team_unlock(team, "GOMP_single_copy_end");
   team_barrier(team, "GOMP_single_copy_end");
 }
@@ -80,7 +73,7 @@ unsigned GOMP_sections_start(unsigned count) {
   Team *team = current_team();
   bool first;
   WorkShare *ws = work_share_enter(team, "GOMP_sections_start", sections_setup, &count, &first);
-  unsigned section = next_section(ws);
+  unsigned section = section_take(ws);
   team_unlock(team, "GOMP_sections_start");
   thread_state().sections = ws;
   return section;
@@ -91,7 +84,7 @@ unsigned GOMP_sections_next(void) {
   WorkShare *ws = thread_state().sections;
   if (!ws) agora::fatal("GOMP_sections_next: not inside a sections construct");
   team_lock(team, "GOMP_sections_next");
-  unsigned section = next_section(ws);
+  unsigned section = section_take(ws);
   team_unlock(team, "GOMP_sections_next");
   return section;
 }

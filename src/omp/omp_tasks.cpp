@@ -50,8 +50,9 @@ void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), lo
   (void)priority;
   (void)detach;
   if (flags & kTaskDetach)
-    agora::fatal("GOMP_task: a task with the detach clause is not supported by Agora's OpenMP runtime "
-                 "(tasks run when created; docs/openmp.md)");
+    agora::fatal(
+        "GOMP_task: a task with the detach clause is not supported by Agora's OpenMP runtime "
+        "(tasks run when created; docs/openmp.md)");
   run_copied(fn, data, cpyfn, arg_size, arg_align, nullptr, nullptr);
 }
 

@@ -94,9 +94,10 @@ Team *current_team() {
 
 void require_program_mode(const char *call) {
   if (!agora_program_mode())
-    fatal("%s: this OpenMP program is not running under Agora's program mode; build it with agoracc -fopenmp "
-          "(which links Agora's OpenMP runtime instead of libgomp) and start it with agorarun",
-          call);
+    fatal(
+        "%s: this OpenMP program is not running under Agora's program mode; build it with agoracc -fopenmp "
+        "(which links Agora's OpenMP runtime instead of libgomp) and start it with agorarun",
+        call);
 }
 
 void failed(const char *call, const char *what, int status) {
@@ -127,9 +128,10 @@ Team *team_begin(void (*fn)(void *), void *data, unsigned requested, const char 
   ThreadState &t = thread_state();
   unsigned nthreads = requested ? requested : (unsigned)t.nthreads_var;
   if (nthreads > kMaxTeam)
-    fatal("%s: a team of %u threads asked for (num_threads, omp_set_num_threads or OMP_NUM_THREADS); "
-          "at most %u are supported, and only %d run at once (%d ranks x AGORA_THREADS_PER_RANK)",
-          call, nthreads, kMaxTeam, agora_thread_slots(), agora_nranks());
+    fatal(
+        "%s: a team of %u threads asked for (num_threads, omp_set_num_threads or OMP_NUM_THREADS); "
+        "at most %u are supported, and only %d run at once (%d ranks x AGORA_THREADS_PER_RANK)",
+        call, nthreads, kMaxTeam, agora_thread_slots(), agora_nranks());
   if (t.team) nthreads = 1;  // nested: serialised
   if (nthreads == 0) nthreads = 1;
   Team *team = team_allocate(nthreads, call);

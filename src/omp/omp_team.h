@@ -11,6 +11,7 @@
 
 #include "agora/agora.h"
 #include "omp/omp_schedule.h"
+#include "omp/omp_work_share_state.h"
 
 namespace agora::omp {
 
@@ -18,25 +19,6 @@ namespace agora::omp {
 // single, sections): the ring of slots each team keeps. A thread that
 // reaches a slot still in use waits until every member has left it.
 constexpr unsigned kWorkShareRing = 32;
-
-enum class WorkKind : uint32_t { Loop = 1, Sections = 2, SingleCopy = 3 };
-
-struct WorkShare {
-  uint64_t id;    // its work-share number + 1 (0: never used)
-  uint32_t left;  // members that have ended it (free again at nthreads)
-  WorkKind kind;
-  Schedule schedule;
-  uint32_t ordered;
-  LoopBounds bounds;
-  uint64_t count;         // iterations
-  uint64_t chunk;         // as given (0: none)
-  uint64_t next;          // dynamic/guided: iterations handed out
-  uint64_t chunks_out;    // dynamic/guided ordered: chunks handed out (their numbers)
-  uint64_t ordered_turn;  // the chunk whose ordered regions may run now
-  uint32_t claimed;       // single copyprivate: the executing thread is chosen
-  uint32_t pad;
-  void *copyprivate;  // single copyprivate: the executing thread's data
-};
 
 struct Team;
 // What a member started on another rank reads first (arg of its thread).
@@ -46,7 +28,7 @@ struct MemberStart {
 };
 
 struct Team {
-  agora_lock_t lock;  // zero: the lock named by its address
+  agora_lock_t lock;     // zero: the lock named by its address
   agora_cond_t changed;  // with lock: a slot was freed, an ordered turn passed
   agora_thread_barrier_t barrier;
   void (*fn)(void *);
@@ -64,20 +46,16 @@ struct Team {
   int first_work_share;  // the master set up slot 0 (combined parallel loop, sections)
   void *master_saved;    // GOMP_parallel_start: the master's state before (private to it)
   WorkShare ws[kWorkShareRing];
-  MemberStart *starts;     // [nthreads], same allocation
-  agora_thread_t *threads; // [nthreads], same allocation (0: the master)
+  MemberStart *starts;      // [nthreads], same allocation
+  agora_thread_t *threads;  // [nthreads], same allocation (0: the master)
 };
 
 // The loop a thread is working through (TLS).
 struct LoopCursor {
-  WorkShare *ws;  // nullptr: none (a static loop without ordered has none)
-  Schedule schedule;
-  bool ordered;
-  LoopBounds bounds;
-  uint64_t count, chunk;
-  uint64_t static_next;  // static: the thread's next chunk number
-  uint64_t held_chunk;   // ordered: the chunk in hand (its number)
-  bool holds_chunk;
+  WorkShare *ws;  // the team's slot, or `own` for a static loop without ordered
+  bool shared;    // ws is the team's slot (read under the team's lock)
+  WorkShare own;  // a static loop's bounds: nothing shared
+  ChunkCursor chunks;
 };
 
 // The calling thread's OpenMP state (TLS).
@@ -133,8 +111,7 @@ void loop_adopt(ThreadState &t, WorkShare *ws);
 // `init` sets it up if this thread is the first to reach it. Returns the
 // slot with the team's lock held (the caller reads it, then unlocks);
 // *first says whether this thread set it up.
-WorkShare *work_share_enter(Team *team, const char *call, WorkShareSetup init, const void *arg,
-                            bool *first);
+WorkShare *work_share_enter(Team *team, const char *call, WorkShareSetup init, const void *arg, bool *first);
 void work_share_leave(Team *team, WorkShare *ws, const char *call);
 
 // The job-wide locks of unnamed critical and GOMP_atomic_start (in a page of

@@ -12,24 +12,21 @@ WorkShare *work_share_enter(Team *team, const char *call, WorkShareSetup init, c
   ThreadState &t = thread_state();
   uint64_t id = ++t.ws_next;  // ids from 1: 0 marks a slot never used
   WorkShare *ws = &team->ws[(id - 1) % kWorkShareRing];
-  *first = false;
   team_lock(team, call);
-  while (ws->id != id) {
-    if (ws->id == 0 || ws->left == team->nthreads) {
-      *ws = WorkShare{};
-      init(ws, arg);
-      ws->id = id;
-      *first = true;
-      break;
-    }
+  SlotEntry entry;
+  while ((entry = slot_enter(ws, id, team->nthreads)) == SlotEntry::Busy)
     team_wait(team, call);  // an older work-share, not yet left by everyone
+  *first = entry == SlotEntry::SetUp;
+  if (*first) {
+    init(ws, arg);
+    ws->id = id;
   }
   return ws;  // the lock still held: the caller reads the slot, then unlocks
 }
 
 void work_share_leave(Team *team, WorkShare *ws, const char *call) {
   team_lock(team, call);
-  if (++ws->left == team->nthreads) team_wake(team, call);
+  if (slot_leave(ws, team->nthreads)) team_wake(team, call);
   team_unlock(team, call);
 }
 

@@ -20,18 +20,18 @@ static int pids[MAXT];
 static long order_log[N];
 static int order_pos;
 
-static void clear_hits(void) {
-    memset(hits, 0, sizeof hits);
-}
+static void clear_hits(void) { memset(hits, 0, sizeof hits); }
 
-static void check_hits(const char *what, int expected_iterations) {
+static void check_hits(const char *what, int expected_iterations)
+{
     int bad = 0;
     for (int i = 0; i < expected_iterations; i++)
         if (hits[i] != 1) bad++;
     CHECK(bad == 0, "%s: %d iterations not run exactly once", what, bad);
 }
 
-static int team_basics(void) {
+static int team_basics(void)
+{
     int team = 0, seen[MAXT] = {0};
     int max = omp_get_max_threads();
     CHECK(!omp_in_parallel() && omp_get_level() == 0 && omp_get_num_threads() == 1, "outside a region");
@@ -57,7 +57,8 @@ static int team_basics(void) {
     }
     CHECK(team == max, "default team of %d threads, omp_get_max_threads %d", team, max);
     CHECK(omp_get_num_procs() >= 1, "omp_get_num_procs");
-    for (int i = 0; i < team; i++) CHECK(seen[i] == 1, "thread %d ran the region %d times", i, seen[i]);
+    for (int i = 0; i < team; i++)
+        CHECK(seen[i] == 1, "thread %d ran the region %d times", i, seen[i]);
     int three = 0;
 #pragma omp parallel num_threads(3)
 #pragma omp master
@@ -70,10 +71,12 @@ static int team_basics(void) {
     return team;
 }
 
-static void loops(int team) {
+static void loops(int team)
+{
     clear_hits();
 #pragma omp parallel for schedule(static)
-    for (int i = 0; i < N; i++) hits[i]++;
+    for (int i = 0; i < N; i++)
+        hits[i]++;
     check_hits("static", N);
     clear_hits();
 #pragma omp parallel for schedule(static, 7)
@@ -82,24 +85,30 @@ static void loops(int team) {
         owner[i] = omp_get_thread_num();
     }
     check_hits("static,7", N);
-    for (int i = 0; i < N; i++) CHECK(owner[i] == (i / 7) % team, "static,7: iteration %d by thread %d", i, owner[i]);
+    for (int i = 0; i < N; i++)
+        CHECK(owner[i] == (i / 7) % team, "static,7: iteration %d by thread %d", i, owner[i]);
     clear_hits();
 #pragma omp parallel for schedule(dynamic, 3)
-    for (int i = 0; i < N; i++) hits[i]++;
+    for (int i = 0; i < N; i++)
+        hits[i]++;
     check_hits("dynamic,3", N);
     clear_hits();
 #pragma omp parallel for schedule(guided, 5)
-    for (int i = N - 1; i >= 0; i--) hits[i]++;
+    for (int i = N - 1; i >= 0; i--)
+        hits[i]++;
     check_hits("guided,5 downwards", N);
     clear_hits();
     omp_set_schedule(omp_sched_dynamic, 11);
 #pragma omp parallel for schedule(runtime)
-    for (unsigned long long i = 0; i < N; i += 2) hits[i]++;
-    for (int i = 0; i < N; i++) CHECK(hits[i] == (i % 2 == 0), "runtime ull step 2: iteration %d ran %d times", i, hits[i]);
+    for (unsigned long long i = 0; i < N; i += 2)
+        hits[i]++;
+    for (int i = 0; i < N; i++)
+        CHECK(hits[i] == (i % 2 == 0), "runtime ull step 2: iteration %d ran %d times", i, hits[i]);
     clear_hits();
 #pragma omp parallel for collapse(2) schedule(auto)
     for (int i = 0; i < 25; i++)
-        for (int j = 0; j < 40; j++) hits[i * 40 + j]++;
+        for (int j = 0; j < 40; j++)
+            hits[i * 40 + j]++;
     check_hits("collapse(2)", N);
     int last = -1;
     clear_hits();
@@ -117,29 +126,34 @@ static void loops(int team) {
         order_log[order_pos++] = i;
     }
     CHECK(order_pos == 200, "ordered dynamic: %d entries", order_pos);
-    for (int i = 0; i < order_pos; i++) CHECK(order_log[i] == i, "ordered dynamic: entry %d is %ld", i, order_log[i]);
+    for (int i = 0; i < order_pos; i++)
+        CHECK(order_log[i] == i, "ordered dynamic: entry %d is %ld", i, order_log[i]);
     order_pos = 0;
 #pragma omp parallel for ordered schedule(static, 3)
     for (long i = 199; i >= 0; i--) {
 #pragma omp ordered
         order_log[order_pos++] = i;
     }
-    for (int i = 0; i < 200; i++) CHECK(order_log[i] == 199 - i, "ordered static: entry %d is %ld", i, order_log[i]);
+    for (int i = 0; i < 200; i++)
+        CHECK(order_log[i] == 199 - i, "ordered static: entry %d is %ld", i, order_log[i]);
     /* nowait loops one after another, then a barrier. */
     clear_hits();
 #pragma omp parallel
     {
 #pragma omp for schedule(dynamic) nowait
-        for (int i = 0; i < N / 2; i++) hits[i]++;
+        for (int i = 0; i < N / 2; i++)
+            hits[i]++;
 #pragma omp for schedule(guided) nowait
-        for (int i = N / 2; i < N; i++) hits[i]++;
+        for (int i = N / 2; i < N; i++)
+            hits[i]++;
 #pragma omp barrier
 #pragma omp single
         check_hits("nowait loops", N);
     }
 }
 
-static void synchronisation(int team) {
+static void synchronisation(int team)
+{
     int counter = 0, named = 0, atomic_count = 0;
     double atomic_sum = 0;
 #pragma omp parallel
@@ -172,7 +186,8 @@ static void synchronisation(int team) {
         isum ^= i;
     }
     long xor_expected = 0;
-    for (int i = 0; i < N; i++) xor_expected ^= i;
+    for (int i = 0; i < N; i++)
+        xor_expected ^= i;
     CHECK(sum == (long)N * (N - 1) / 2, "reduction +: %ld", sum);
     CHECK(dsum == 0.25 * N * (N - 1) / 2, "reduction + double: %g", dsum);
     CHECK(prod == 1048576.0, "reduction *: %g", prod);
@@ -213,7 +228,8 @@ static void synchronisation(int team) {
     CHECK(singles == 20, "single: %d runs", singles);
     CHECK(masters == 1, "master: %d runs", masters);
     CHECK(copied_ok == team, "copyprivate reached %d of %d threads", copied_ok, team);
-    for (int s = 0; s < 4; s++) CHECK(sections[s] == 1, "section %d ran %d times", s, sections[s]);
+    for (int s = 0; s < 4; s++)
+        CHECK(sections[s] == 1, "section %d ran %d times", s, sections[s]);
 
     /* Barriers: every thread sees every other's write of the round. */
     static int round_of[MAXT];
@@ -270,7 +286,8 @@ static void synchronisation(int team) {
     }
 }
 
-int main(void) {
+int main(void)
+{
     double t0 = omp_get_wtime();
     int team = team_basics();
     loops(team);
@@ -278,7 +295,8 @@ int main(void) {
     int processes = 0;
     for (int i = 0; i < team && i < MAXT; i++) {
         int seen = 0;
-        for (int j = 0; j < i; j++) seen |= pids[j] == pids[i];
+        for (int j = 0; j < i; j++)
+            seen |= pids[j] == pids[i];
         processes += !seen;
     }
     CHECK(team < 2 || processes >= 2, "the team's %d threads ran in %d process(es): not spread over the ranks", team,
