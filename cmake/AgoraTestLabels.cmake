@@ -73,7 +73,7 @@ set(AGORA_FULL_TIER_ONLY
   # team's Agora lock and barriers, which hlrc and regc exercise in the fast
   # tier; sc shares every page at once, regc-page differs from regc only in
   # how span entries travel.
-  "^program_omp_constructs_2_(sc|regc-page)$"
+  "^program_omp_(constructs|apps)_2_(sc|regc-page)$"
   # 4 ranks on 2 cores (4-14 s): the same runtime as the 2-rank runs, with
   # one team member per rank; 2 ranks x 2 threads cover the placement.
   "^program_omp_constructs_4_hlrc$"

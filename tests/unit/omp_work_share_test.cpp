@@ -148,11 +148,16 @@ class Team {
     Member &me = members_[m];
     const Construct &c = program_[me.pc];
     switch (me.phase) {
-      case Member::Start: return start(m, me, c);
-      case Member::Work: return work(m, me, c);
-      case Member::Leave: return leave(me, c);
-      case Member::Barrier: return barrier(me);
-      case Member::Finished: return false;
+      case Member::Start:
+        return start(m, me, c);
+      case Member::Work:
+        return work(m, me, c);
+      case Member::Leave:
+        return leave(me, c);
+      case Member::Barrier:
+        return barrier(me);
+      case Member::Finished:
+        return false;
     }
     return false;
   }
@@ -176,9 +181,9 @@ class Team {
     me.ws_next = id;
     if (entry == SlotEntry::SetUp) {
       uint64_t old = slot_ids_[(id - 1) % kRing];
-      if (old && left_[old] != n_) fail("slot of work-share " + std::to_string(old) + " set up again for " +
-                                        std::to_string(id) + " while only " + std::to_string(left_[old]) +
-                                        " members had left it");
+      if (old && left_[old] != n_)
+        fail("slot of work-share " + std::to_string(old) + " set up again for " + std::to_string(id) + " while only " +
+             std::to_string(left_[old]) + " members had left it");
       slot_ids_[(id - 1) % kRing] = id;
       setup(ws, c);
     }
@@ -237,8 +242,10 @@ class Team {
       bool turn = ordered_my_turn(me.ws, &me.cursor);
       if (!turn && mutation_ != Mutation::OrderedWithoutTurn) return false;
       for (uint64_t i = me.lo; i < me.hi; i++) logs_[me.pc].push_back(i);
-      if (turn) ordered_pass(me.ws, &me.cursor);
-      else me.cursor.holds_chunk = false;
+      if (turn)
+        ordered_pass(me.ws, &me.cursor);
+      else
+        me.cursor.holds_chunk = false;
     }
     for (uint64_t i = me.lo; i < me.hi; i++) runs_[me.pc][i]++;
     take(m, me);
@@ -282,7 +289,11 @@ class Team {
     for (size_t p = 0; p < program_.size(); p++) {
       const Construct &c = program_[p];
       std::ostringstream where;
-      where << "construct " << p << " (" << (c.kind == Construct::Loop ? "loop" : c.kind == Construct::Single ? "single" : "sections") << ")";
+      where << "construct " << p << " ("
+            << (c.kind == Construct::Loop     ? "loop"
+                : c.kind == Construct::Single ? "single"
+                                              : "sections")
+            << ")";
       if (c.kind == Construct::Single) {
         if (runs_[p][0] != 1) return where.str() + " ran " + std::to_string(runs_[p][0]) + " times";
         continue;
@@ -293,8 +304,9 @@ class Team {
       if (c.ordered) {
         if (logs_[p].size() != c.count) return where.str() + ": ordered log incomplete";
         for (uint64_t i = 0; i < c.count; i++)
-          if (logs_[p][i] != i) return where.str() + ": ordered region of iteration " + std::to_string(logs_[p][i]) +
-                                       " ran in place " + std::to_string(i);
+          if (logs_[p][i] != i)
+            return where.str() + ": ordered region of iteration " + std::to_string(logs_[p][i]) + " ran in place " +
+                   std::to_string(i);
       }
     }
     return "";
