@@ -7,6 +7,8 @@
 // by chunk index), and a chunk's ordered regions run when the turn reaches
 // its number; a member passes the turn on when it finishes the chunk (asks
 // for the next one, or ends the loop).
+#include <cstring>
+
 #include "common/log.h"
 #include "omp/omp_team.h"
 
@@ -65,23 +67,75 @@ bool loop_next(uint64_t *istart, uint64_t *iend, const char *call, bool locked) 
   return true;
 }
 
-bool loop_start(const LoopSpec &given, uint64_t *istart, uint64_t *iend, const char *call) {
+// GOMP_loop_start's `mem`: *mem bytes shared by the team for this
+// work-share, zeroed by the member that sets it up (lock held); *mem becomes
+// the block's address.
+void loop_memory(Team *team, WorkShare *ws, bool first, void **mem, const char *call) {
+  unsigned slot = (unsigned)((ws->id - 1) % kWorkShareRing);
+  if (first) {
+    uint64_t bytes = (uint64_t)(uintptr_t)*mem;
+    if (team->ws_mem_bytes[slot] < bytes) {
+      if (team->ws_mem[slot]) agora_mem_free(team->ws_mem[slot]);
+      team->ws_mem[slot] = nullptr;
+      if (int status = agora_mem_malloc(bytes, &team->ws_mem[slot]))
+        failed(call, "allocating the loop's shared block", status);
+      team->ws_mem_bytes[slot] = bytes;
+    }
+    memset(team->ws_mem[slot], 0, bytes);
+  }
+  *mem = team->ws_mem[slot];
+}
+
+bool loop_start(const LoopSpec &given, uint64_t *istart, uint64_t *iend, const char *call, void **mem = nullptr) {
   Team *team = current_team();
   ThreadState &t = thread_state();
   LoopSpec spec = given;
   spec.schedule = resolve(spec.schedule);
   t.loop = LoopCursor{};
-  if (spec.schedule == Schedule::Static && !spec.ordered) {
+  if (spec.schedule == Schedule::Static && !spec.ordered && !mem) {
     // Nothing shared: every member computes its own chunks.
     loop_setup(&t.loop.own, &spec);
     t.loop.ws = &t.loop.own;
     t.loop.chunks.static_next = t.num;
+    if (!istart) return true;
     return loop_next(istart, iend, call, false);
   }
   bool first;
   WorkShare *ws = work_share_enter(team, call, loop_setup, &spec, &first);
   loop_adopt(t, ws);
+  if (mem) loop_memory(team, ws, first, mem, call);
+  if (!istart) {  // GOMP_loop_start without a chunk wanted yet
+    team_unlock(team, call);
+    return true;
+  }
   return loop_next(istart, iend, call, true);  // the lock work_share_enter took
+}
+
+// gcc 9+'s generic entry: sched is GFS_RUNTIME 0, STATIC 1, DYNAMIC 2,
+// GUIDED 3, AUTO 4, with 0x80000000 for monotonic.
+Schedule runtime_schedule(uint64_t *chunk);
+Schedule decode_schedule(long sched, uint64_t *chunk) {
+  switch (sched & 0x7fffffffL) {
+    case 0:
+      return runtime_schedule(chunk);
+    case 1:
+      return Schedule::Static;
+    case 2:
+      return Schedule::Dynamic;
+    case 3:
+      return Schedule::Guided;
+    case 4:
+      return Schedule::Auto;
+    default:
+      fatal("GOMP_loop_start: schedule code %ld is not one gcc emits", sched);
+  }
+}
+void no_task_reductions(uintptr_t *reductions, const char *call) {
+  if (reductions)
+    fatal(
+        "%s: task reductions (reduction(task, ...) on a loop) are not supported by Agora's OpenMP runtime "
+        "(docs/openmp.md)",
+        call);
 }
 
 void loop_end_nowait(const char *call) {
@@ -214,6 +268,63 @@ AGORA_OMP_RUNTIME_LOOP(runtime, false)
 AGORA_OMP_RUNTIME_LOOP(nonmonotonic_runtime, false)
 AGORA_OMP_RUNTIME_LOOP(maybe_nonmonotonic_runtime, false)
 AGORA_OMP_RUNTIME_LOOP(ordered_runtime, true)
+
+bool GOMP_loop_start(long start, long end, long incr, long sched, long chunk, long *istart, long *iend,
+                     uintptr_t *reductions, void **mem) {
+  no_task_reductions(reductions, "GOMP_loop_start");
+  uint64_t c = chunk > 0 ? (uint64_t)chunk : 0;
+  Schedule s = decode_schedule(sched, &c);
+  LoopSpec spec{s, false, long_bounds(start, end, incr), c};
+  uint64_t a, b;
+  if (!loop_start(spec, istart ? &a : nullptr, &b, "GOMP_loop_start", mem)) return false;
+  if (istart) {
+    *istart = (long)a;
+    *iend = (long)b;
+  }
+  return true;
+}
+bool GOMP_loop_ordered_start(long start, long end, long incr, long sched, long chunk, long *istart, long *iend,
+                             uintptr_t *reductions, void **mem) {
+  no_task_reductions(reductions, "GOMP_loop_ordered_start");
+  uint64_t c = chunk > 0 ? (uint64_t)chunk : 0;
+  Schedule s = decode_schedule(sched, &c);
+  LoopSpec spec{s, true, long_bounds(start, end, incr), c};
+  uint64_t a, b;
+  if (!loop_start(spec, istart ? &a : nullptr, &b, "GOMP_loop_ordered_start", mem)) return false;
+  if (istart) {
+    *istart = (long)a;
+    *iend = (long)b;
+  }
+  return true;
+}
+bool GOMP_loop_ull_start(bool up, ull start, ull end, ull incr, long sched, ull chunk, ull *istart, ull *iend,
+                         uintptr_t *reductions, void **mem) {
+  no_task_reductions(reductions, "GOMP_loop_ull_start");
+  uint64_t c = chunk;
+  Schedule s = decode_schedule(sched, &c);
+  LoopSpec spec{s, false, ull_bounds(up, start, end, incr), c};
+  uint64_t a, b;
+  if (!loop_start(spec, istart ? &a : nullptr, &b, "GOMP_loop_ull_start", mem)) return false;
+  if (istart) {
+    *istart = a;
+    *iend = b;
+  }
+  return true;
+}
+bool GOMP_loop_ull_ordered_start(bool up, ull start, ull end, ull incr, long sched, ull chunk, ull *istart, ull *iend,
+                                 uintptr_t *reductions, void **mem) {
+  no_task_reductions(reductions, "GOMP_loop_ull_ordered_start");
+  uint64_t c = chunk;
+  Schedule s = decode_schedule(sched, &c);
+  LoopSpec spec{s, true, ull_bounds(up, start, end, incr), c};
+  uint64_t a, b;
+  if (!loop_start(spec, istart ? &a : nullptr, &b, "GOMP_loop_ull_ordered_start", mem)) return false;
+  if (istart) {
+    *istart = a;
+    *iend = b;
+  }
+  return true;
+}
 
 void GOMP_loop_end(void) {
   loop_end_nowait("GOMP_loop_end");

@@ -31,13 +31,15 @@ void run_copied(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), l
   fn(arg);
 }
 
+template <typename T>
 struct Range {
-  long start, end;
+  T start, end;
 };
+template <typename T>
 void set_range(void *arg, const void *range) {
-  const auto *r = static_cast<const Range *>(range);
-  static_cast<long *>(arg)[0] = r->start;
-  static_cast<long *>(arg)[1] = r->end;
+  const auto *r = static_cast<const Range<T> *>(range);
+  static_cast<T *>(arg)[0] = r->start;
+  static_cast<T *>(arg)[1] = r->end;
 }
 }  // namespace
 
@@ -64,8 +66,19 @@ void GOMP_taskloop(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *)
   (void)step;
   (void)flags;
   (void)kTaskUp;
-  Range range{start, end};
-  run_copied(fn, data, cpyfn, arg_size, arg_align, set_range, &range);
+  Range<long> range{start, end};
+  run_copied(fn, data, cpyfn, arg_size, arg_align, set_range<long>, &range);
+}
+
+void GOMP_taskloop_ull(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), long arg_size, long arg_align,
+                       unsigned flags, unsigned long num_tasks, int priority, unsigned long long start,
+                       unsigned long long end, unsigned long long step) {
+  (void)num_tasks;
+  (void)priority;
+  (void)step;
+  (void)flags;
+  Range<unsigned long long> range{start, end};
+  run_copied(fn, data, cpyfn, arg_size, arg_align, set_range<unsigned long long>, &range);
 }
 
 void GOMP_taskwait(void) {}

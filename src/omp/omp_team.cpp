@@ -33,6 +33,8 @@ Team *team_allocate(unsigned nthreads, const char *call) {
 }
 
 void team_free(Team *team, const char *call) {
+  for (unsigned i = 0; i < kWorkShareRing; i++)
+    if (team->ws_mem[i]) agora_mem_free(team->ws_mem[i]);
   if (team->nthreads > 1) agora_thread_barrier_destroy(&team->barrier);
   agora_cond_destroy(&team->changed);
   int status = agora_mem_free(team);

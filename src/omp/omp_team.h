@@ -46,6 +46,10 @@ struct Team {
   int first_work_share;  // the master set up slot 0 (combined parallel loop, sections)
   void *master_saved;    // GOMP_parallel_start: the master's state before (private to it)
   WorkShare ws[kWorkShareRing];
+  // GOMP_loop_start's `mem` (lastprivate(conditional:)): a block per slot in
+  // global memory, zeroed for each work-share that asks for one.
+  void *ws_mem[kWorkShareRing];
+  uint64_t ws_mem_bytes[kWorkShareRing];
   MemberStart *starts;      // [nthreads], same allocation
   agora_thread_t *threads;  // [nthreads], same allocation (0: the master)
 };

@@ -18,9 +18,11 @@
 static double grid_a[GRID][GRID], grid_b[GRID][GRID];
 
 /* Jacobi sweeps; returns the last sweep's largest change. */
-static double jacobi(int sweeps, int parallel) {
+static double jacobi(int sweeps, int parallel)
+{
     for (int i = 0; i < GRID; i++)
-        for (int j = 0; j < GRID; j++) grid_a[i][j] = (i == 0) ? 100.0 : 0.0;
+        for (int j = 0; j < GRID; j++)
+            grid_a[i][j] = (i == 0) ? 100.0 : 0.0;
     memcpy(grid_b, grid_a, sizeof grid_a);
     double change = 0;
     for (int s = 0; s < sweeps; s++) {
@@ -33,7 +35,8 @@ static double jacobi(int sweeps, int parallel) {
                 if (d > change) change = d;
             }
 #pragma omp parallel for schedule(static) if (parallel)
-        for (int i = 1; i < GRID - 1; i++) memcpy(&grid_a[i][1], &grid_b[i][1], (GRID - 2) * sizeof(double));
+        for (int i = 1; i < GRID - 1; i++)
+            memcpy(&grid_a[i][1], &grid_b[i][1], (GRID - 2) * sizeof(double));
     }
     return change;
 }
@@ -42,7 +45,8 @@ static double jacobi(int sweeps, int parallel) {
 #define CG_N 4096
 static double x[CG_N], r[CG_N], p[CG_N], q[CG_N], b[CG_N];
 
-static double cg(int iterations, int parallel) {
+static double cg(int iterations, int parallel)
+{
     for (int i = 0; i < CG_N; i++) {
         b[i] = 1.0 + (i % 7);
         x[i] = 0;
@@ -51,7 +55,8 @@ static double cg(int iterations, int parallel) {
     }
     double rho = 0;
 #pragma omp parallel for reduction(+ : rho) if (parallel)
-    for (int i = 0; i < CG_N; i++) rho += r[i] * r[i];
+    for (int i = 0; i < CG_N; i++)
+        rho += r[i] * r[i];
     for (int k = 0; k < iterations; k++) {
         double pq = 0;
 #pragma omp parallel for reduction(+ : pq) schedule(static, 64) if (parallel)
@@ -69,13 +74,15 @@ static double cg(int iterations, int parallel) {
         double beta = rho_new / rho;
         rho = rho_new;
 #pragma omp parallel for if (parallel)
-        for (int i = 0; i < CG_N; i++) p[i] = r[i] + beta * p[i];
+        for (int i = 0; i < CG_N; i++)
+            p[i] = r[i] + beta * p[i];
     }
     return sqrt(rho);
 }
 
 /* Monte Carlo: samples per block from a generator seeded by the block. */
-static long monte_carlo(int blocks, int per_block, int parallel) {
+static long monte_carlo(int blocks, int per_block, int parallel)
+{
     long inside = 0;
 #pragma omp parallel for reduction(+ : inside) schedule(dynamic) if (parallel)
     for (int blk = 0; blk < blocks; blk++) {
@@ -94,19 +101,23 @@ static long monte_carlo(int blocks, int per_block, int parallel) {
 static int keys[KEYS];
 static long bucket_count[BUCKETS];
 
-static void bucket_sort_counts(int parallel) {
+static void bucket_sort_counts(int parallel)
+{
     memset(bucket_count, 0, sizeof bucket_count);
 #pragma omp parallel if (parallel)
     {
         long mine[BUCKETS] = {0};
 #pragma omp for schedule(guided)
-        for (int i = 0; i < KEYS; i++) mine[keys[i] % BUCKETS]++;
+        for (int i = 0; i < KEYS; i++)
+            mine[keys[i] % BUCKETS]++;
 #pragma omp critical(merge)
-        for (int k = 0; k < BUCKETS; k++) bucket_count[k] += mine[k];
+        for (int k = 0; k < BUCKETS; k++)
+            bucket_count[k] += mine[k];
     }
 }
 
-static long fib(int n) {
+static long fib(int n)
+{
     if (n < 2) return n;
     long a, b2;
 #pragma omp task shared(a)
@@ -117,18 +128,21 @@ static long fib(int n) {
     return a + b2;
 }
 
-int main(void) {
+int main(void)
+{
     int team = omp_get_max_threads();
     double serial_change = jacobi(20, 0), parallel_change = jacobi(20, 1);
     CHECK(serial_change == parallel_change, "jacobi: change %.17g, serially %.17g", parallel_change, serial_change);
     double serial_norm = cg(15, 0), parallel_norm = cg(15, 1);
-    CHECK(fabs(serial_norm - parallel_norm) <= 1e-9 * serial_norm, "cg: residual %.17g, serially %.17g",
-          parallel_norm, serial_norm);
+    CHECK(fabs(serial_norm - parallel_norm) <= 1e-9 * serial_norm, "cg: residual %.17g, serially %.17g", parallel_norm,
+          serial_norm);
     long serial_inside = monte_carlo(64, 2000, 0), parallel_inside = monte_carlo(64, 2000, 1);
     CHECK(serial_inside == parallel_inside, "monte carlo: %ld inside, serially %ld", parallel_inside, serial_inside);
-    for (int i = 0; i < KEYS; i++) keys[i] = (int)((i * 2654435761u) % 100000);
+    for (int i = 0; i < KEYS; i++)
+        keys[i] = (int)((i * 2654435761u) % 100000);
     long serial_counts[BUCKETS] = {0};
-    for (int i = 0; i < KEYS; i++) serial_counts[keys[i] % BUCKETS]++;
+    for (int i = 0; i < KEYS; i++)
+        serial_counts[keys[i] % BUCKETS]++;
     bucket_sort_counts(1);
     for (int k = 0; k < BUCKETS; k++)
         CHECK(bucket_count[k] == serial_counts[k], "bucket %d: %ld keys, serially %ld", k, bucket_count[k],

@@ -19,6 +19,7 @@ static int owner[N];
 static int pids[MAXT];
 static long order_log[N];
 static int order_pos;
+static int cond_last;
 
 static void clear_hits(void) { memset(hits, 0, sizeof hits); }
 
@@ -119,6 +120,34 @@ static void loops(int team)
     }
     check_hits("lastprivate", N);
     CHECK(last == N - 1, "lastprivate: %d", last);
+    /* lastprivate(conditional:): the value of the last iteration that
+     * assigned it (gcc: GOMP_loop_start with a shared block). */
+    cond_last = -1;
+#pragma omp parallel
+#pragma omp for lastprivate(conditional : cond_last) schedule(dynamic, 5)
+    for (int i = 0; i < N; i++)
+        if (i % 37 == 3) cond_last = i;
+    CHECK(cond_last == 965, "lastprivate(conditional:): %d", cond_last);
+    /* An inclusive scan (gcc: GOMP_loop_start with a shared block). */
+    static long scan_out[N];
+    long running = 0;
+#pragma omp parallel for reduction(inscan, + : running)
+    for (int i = 0; i < N; i++) {
+        running += i;
+#pragma omp scan inclusive(running)
+        scan_out[i] = running;
+    }
+    for (int i = 0; i < N; i++)
+        CHECK(scan_out[i] == (long)i * (i + 1) / 2, "scan: entry %d is %ld, expected %ld", i, scan_out[i],
+              (long)i * (i + 1) / 2);
+    /* taskloop over an unsigned long long range. */
+    clear_hits();
+#pragma omp parallel
+#pragma omp single
+#pragma omp taskloop grainsize(64)
+    for (unsigned long long i = 0; i < (unsigned long long)team * N / team; i++)
+        hits[i]++;
+    check_hits("taskloop", N);
     order_pos = 0;
 #pragma omp parallel for ordered schedule(dynamic, 2)
     for (int i = 0; i < 200; i++) {

@@ -6,7 +6,8 @@
 
 static int counter;
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     const char *mode = argc > 1 ? argv[1] : "none";
     if (!strcmp(mode, "relock")) {
         omp_lock_t lock;
