@@ -2,6 +2,8 @@
 // that the startup object provides (program_start.c), zero-filled, at the
 // same address on every rank, so that its words are address-named Agora
 // locks every thread of the job names alike.
+#include <dlfcn.h>
+
 #include "common/log.h"
 #include "omp/omp_team.h"
 #include "program/program_abi.h"
@@ -27,6 +29,21 @@ agora_lock_t *job_atomic_lock() { return &job("atomic")->atomic; }
 }  // namespace agora::omp
 
 extern "C" void agora_program_omp_state(void *page, size_t bytes) {
+  // A program linked with libgomp too (an explicit -lgomp before Agora):
+  // its OpenMP calls would reach libgomp, whose teams stay in rank 0's
+  // process, silently. The first definition in the global scope is the one
+  // the program's references bind to (&GOMP_parallel here would be that
+  // one too, through the GOT: compare the modules instead).
+  void *first = dlsym(RTLD_DEFAULT, "GOMP_parallel");
+  Dl_info where{}, agora{};
+  if (first && dladdr(first, &where) && dladdr((void *)&agora::omp::job_critical_lock, &agora) &&
+      where.dli_fbase != agora.dli_fbase) {
+    const char *library = where.dli_fname ? where.dli_fname : "another library";
+    agora::fatal(
+        "this program's OpenMP calls go to %s, whose threads all stay in one process, not to Agora's "
+        "OpenMP runtime: link it with agoracc -fopenmp and without -lgomp (docs/openmp.md)",
+        library);
+  }
   static_assert(sizeof(agora::omp::JobState) <= AGORA_PROGRAM_OMP_BYTES, "the page holds the job's OpenMP state");
   if (bytes < sizeof(agora::omp::JobState)) agora::fatal("agora_program_omp_state: %zu bytes is too small", bytes);
   agora::omp::g_job = static_cast<agora::omp::JobState *>(page);
