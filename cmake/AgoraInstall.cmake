@@ -12,6 +12,7 @@
 include(CMakePackageConfigHelpers)
 
 install(TARGETS agora_shared EXPORT AgoraTargets LIBRARY DESTINATION lib)
+install(TARGETS agora_omp LIBRARY DESTINATION lib)  # agoracc -fopenmp (docs/openmp.md)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/agora DESTINATION include FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 install(PROGRAMS ${CMAKE_BINARY_DIR}/bin/agorarun DESTINATION bin)
 install(TARGETS agora-info RUNTIME DESTINATION bin)

@@ -1,6 +1,6 @@
 # cmake -DNM=nm -DLIBC=libc.so.6 -DOUT=map -DINPUTS="a|b|..." -P agora_export_map.cmake
 # Writes libagora.so's version script (see cmake/AgoraLibrary.cmake): global
-# are agora_*, __wrap_*, __sanitizer_cov_* (store tracing), GOMP_* and omp_* (the OpenMP runtime), and the C symbols the inputs define that libc also
+# are agora_*, __wrap_*, __sanitizer_cov_* (store tracing), and the C symbols the inputs define that libc also
 # defines (interposers); everything else is local.
 execute_process(COMMAND ${NM} -D --defined-only ${LIBC} OUTPUT_VARIABLE libc_out RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -23,7 +23,7 @@ foreach(input ${INPUTS})
       continue()
     endif()
     set(name ${CMAKE_MATCH_1})
-    if(name MATCHES "^(agora_|__wrap_|__sanitizer_cov_|GOMP_|omp_)")
+    if(name MATCHES "^(agora_|__wrap_|__sanitizer_cov_)")
       list(APPEND exported ${name})
     elseif(NOT name MATCHES "^_Z")
       list(FIND libc_names ${name} at)

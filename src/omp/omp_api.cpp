@@ -1,7 +1,7 @@
 // The omp_* routines a program calls (docs/openmp.md): team queries from
 // the calling thread's state, ICVs of its data environment. The processors
 // are the job's slots (ranks x AGORA_THREADS_PER_RANK).
-#include "common/log.h"
+#include "omp/omp_fatal.h"
 #include "omp/omp_team.h"
 
 using namespace agora::omp;
@@ -15,7 +15,7 @@ int omp_get_num_threads(void) {
 int omp_get_thread_num(void) { return (int)thread_state().num; }
 int omp_get_max_threads(void) { return thread_state().nthreads_var; }
 void omp_set_num_threads(int n) {
-  if (n < 1) agora::fatal("omp_set_num_threads(%d): the count must be at least 1", n);
+  if (n < 1) agora::omp::fatal("omp_set_num_threads(%d): the count must be at least 1", n);
   thread_state().nthreads_var = n;
 }
 int omp_get_num_procs(void) {
@@ -77,7 +77,7 @@ int omp_get_thread_limit(void) { return 4096; }
 // omp_sched_t: static 1, dynamic 2, guided 3, auto 4 (| 0x80000000 monotonic).
 void omp_set_schedule(int kind, int chunk) {
   unsigned base = (unsigned)kind & 0x7fffffffu;
-  if (base < 1 || base > 4) agora::fatal("omp_set_schedule(%d, %d): not a schedule kind (1..4)", kind, chunk);
+  if (base < 1 || base > 4) agora::omp::fatal("omp_set_schedule(%d, %d): not a schedule kind (1..4)", kind, chunk);
   ThreadState &t = thread_state();
   t.run_schedule = (Schedule)base;
   t.run_chunk = chunk > 0 ? (uint64_t)chunk : 0;

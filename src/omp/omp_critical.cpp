@@ -5,7 +5,7 @@
 // word of the program's shared .bss: an address-named Agora lock. The
 // unnamed one and the atomic one are in a page of the program's shared .bss
 // the startup object provides (omp_job_state.cpp).
-#include "common/log.h"
+#include "omp/omp_fatal.h"
 #include "omp/omp_team.h"
 
 using namespace agora::omp;

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/log.h"
+#include "omp/omp_fatal.h"
 #include "omp/omp_team.h"
 
 namespace agora::omp {

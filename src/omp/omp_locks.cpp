@@ -5,19 +5,16 @@
 // A nest lock keeps its depth in its second word, written only by the
 // holder. The lock's memory must be global memory (a global, the heap, a
 // stack of a program built with agoracc) to be shared across ranks.
-#include "common/log.h"
+#include "omp/omp_fatal.h"
 #include "omp/omp_team.h"
-
-namespace agora {
-// agora_c.cpp: the lock named by an address.
-int shim_lock_address(const void *address, bool lock);
-int shim_trylock_address(const void *address, bool program_try);
-bool shim_holds_address(const void *address);
-}  // namespace agora
+#include "program/program_abi.h"
 
 using namespace agora::omp;
 
 namespace {
+// libagora's address-named locks (program_abi.h).
+bool holds(const void *lock) { return agora_program_lock_address(lock, 3) == 1; }
+
 // libgomp's omp_nest_lock_t: { int lock; int count; void *owner; }.
 struct NestLock {
   int lock;
@@ -27,14 +24,14 @@ struct NestLock {
 
 void lock_at(const void *lock, const char *call) {
   require_program_mode(call);
-  if (int status = agora::shim_lock_address(lock, true)) failed(call, "taking the lock", status);
+  if (int status = agora_program_lock_address(lock, 1)) failed(call, "taking the lock", status);
 }
 void unlock_at(const void *lock, const char *call) {
-  if (int status = agora::shim_lock_address(lock, false)) failed(call, "releasing the lock", status);
+  if (int status = agora_program_lock_address(lock, 0)) failed(call, "releasing the lock", status);
 }
 bool trylock_at(const void *lock, const char *call) {
   require_program_mode(call);
-  int status = agora::shim_trylock_address(lock, true);
+  int status = agora_program_lock_address(lock, 2);
   if (status == AGORA_OK) return true;
   if (status == AGORA_BUSY) return false;
   failed(call, "trying the lock", status);
@@ -49,8 +46,8 @@ struct omp_nest_lock_t;
 void omp_init_lock(omp_lock_t *) {}
 void omp_destroy_lock(omp_lock_t *) {}
 void omp_set_lock(omp_lock_t *lock) {
-  if (agora::shim_holds_address(lock))
-    agora::fatal(
+  if (holds(lock))
+    agora::omp::fatal(
         "omp_set_lock: the calling thread already holds this lock (a simple lock is not nestable; "
         "use omp_nest_lock_t)");
   lock_at(lock, "omp_set_lock");
@@ -62,7 +59,7 @@ void omp_init_nest_lock(omp_nest_lock_t *lock) { reinterpret_cast<NestLock *>(lo
 void omp_destroy_nest_lock(omp_nest_lock_t *) {}
 void omp_set_nest_lock(omp_nest_lock_t *lock) {
   auto *n = reinterpret_cast<NestLock *>(lock);
-  if (!agora::shim_holds_address(lock)) {
+  if (!holds(lock)) {
     lock_at(lock, "omp_set_nest_lock");
     n->count = 0;
   }
@@ -70,12 +67,12 @@ void omp_set_nest_lock(omp_nest_lock_t *lock) {
 }
 void omp_unset_nest_lock(omp_nest_lock_t *lock) {
   auto *n = reinterpret_cast<NestLock *>(lock);
-  if (!agora::shim_holds_address(lock)) agora::fatal("omp_unset_nest_lock: the calling thread does not hold this lock");
+  if (!holds(lock)) agora::omp::fatal("omp_unset_nest_lock: the calling thread does not hold this lock");
   if (--n->count == 0) unlock_at(lock, "omp_unset_nest_lock");
 }
 int omp_test_nest_lock(omp_nest_lock_t *lock) {
   auto *n = reinterpret_cast<NestLock *>(lock);
-  if (!agora::shim_holds_address(lock)) {
+  if (!holds(lock)) {
     if (!trylock_at(lock, "omp_test_nest_lock")) return 0;
     n->count = 0;
   }

@@ -9,7 +9,7 @@
 // for the next one, or ends the loop).
 #include <cstring>
 
-#include "common/log.h"
+#include "omp/omp_fatal.h"
 #include "omp/omp_team.h"
 
 namespace agora::omp {
@@ -365,7 +365,8 @@ void GOMP_ordered_start(void) {
   ThreadState &t = thread_state();
   LoopCursor &c = t.loop;
   if (!c.shared || !c.ws->ordered) return;  // no ordered loop: nothing to wait for
-  if (!c.chunks.holds_chunk) agora::fatal("GOMP_ordered_start: ordered region outside an iteration of an ordered loop");
+  if (!c.chunks.holds_chunk)
+    agora::omp::fatal("GOMP_ordered_start: ordered region outside an iteration of an ordered loop");
   Team *team = current_team();
   team_lock(team, "GOMP_ordered_start");
   while (!ordered_my_turn(c.ws, &c.chunks)) team_wait(team, "GOMP_ordered_start");

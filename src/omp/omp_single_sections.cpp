@@ -4,7 +4,7 @@
 // the team's lock), as libgomp does with a compare-and-swap. copyprivate and
 // sections use a work-share slot: the executing thread's data pointer, the
 // next section to hand out.
-#include "common/log.h"
+#include "omp/omp_fatal.h"
 #include "omp/omp_team.h"
 
 namespace agora::omp {
@@ -60,7 +60,7 @@ void GOMP_single_copy_end(void *data) {
   Team *team = current_team();
   ThreadState &t = thread_state();
   WorkShare *ws = t.single_copy;
-  if (!ws) agora::fatal("GOMP_single_copy_end: not after GOMP_single_copy_start");
+  if (!ws) agora::omp::fatal("GOMP_single_copy_end: not after GOMP_single_copy_start");
   t.single_copy = nullptr;
   team_lock(team, "GOMP_single_copy_end");
   ws->copyprivate = data;
@@ -82,7 +82,7 @@ unsigned GOMP_sections_start(unsigned count) {
 unsigned GOMP_sections_next(void) {
   Team *team = current_team();
   WorkShare *ws = thread_state().sections;
-  if (!ws) agora::fatal("GOMP_sections_next: not inside a sections construct");
+  if (!ws) agora::omp::fatal("GOMP_sections_next: not inside a sections construct");
   team_lock(team, "GOMP_sections_next");
   unsigned section = section_take(ws);
   team_unlock(team, "GOMP_sections_next");
@@ -91,7 +91,7 @@ unsigned GOMP_sections_next(void) {
 
 void GOMP_sections_end_nowait(void) {
   WorkShare *ws = thread_state().sections;
-  if (!ws) agora::fatal("GOMP_sections_end: not inside a sections construct");
+  if (!ws) agora::omp::fatal("GOMP_sections_end: not inside a sections construct");
   thread_state().sections = nullptr;
   work_share_leave(current_team(), ws, "GOMP_sections_end");
 }

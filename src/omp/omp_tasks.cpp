@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "common/log.h"
+#include "omp/omp_fatal.h"
 #include "omp/omp_team.h"
 
 namespace {
@@ -52,7 +52,7 @@ void GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *), lo
   (void)priority;
   (void)detach;
   if (flags & kTaskDetach)
-    agora::fatal(
+    agora::omp::fatal(
         "GOMP_task: a task with the detach clause is not supported by Agora's OpenMP runtime "
         "(tasks run when created; docs/openmp.md)");
   run_copied(fn, data, cpyfn, arg_size, arg_align, nullptr, nullptr);

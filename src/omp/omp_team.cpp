@@ -7,7 +7,7 @@
 // A region inside another runs serialised (a team of one).
 #include <cstring>
 
-#include "common/log.h"
+#include "omp/omp_fatal.h"
 #include "omp/omp_team.h"
 
 namespace agora::omp {
@@ -201,7 +201,7 @@ void GOMP_parallel_start(void (*fn)(void *), void *data, unsigned num_threads) {
 void GOMP_parallel_end(void) {
   ThreadState &t = thread_state();
   if (!t.team || t.num != 0 || !t.team->master_saved)
-    agora::fatal("GOMP_parallel_end: not the master of a region begun by GOMP_parallel_start");
+    agora::omp::fatal("GOMP_parallel_end: not the master of a region begun by GOMP_parallel_start");
   auto *saved = static_cast<ThreadState *>(t.team->master_saved);
   ThreadState copy = *saved;
   delete saved;
