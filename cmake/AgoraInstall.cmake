@@ -12,6 +12,7 @@
 include(CMakePackageConfigHelpers)
 
 install(TARGETS agora_shared EXPORT AgoraTargets LIBRARY DESTINATION lib)
+install(TARGETS agora_omp LIBRARY DESTINATION lib)  # agoracc -fopenmp (docs/openmp.md)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/agora DESTINATION include FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 install(PROGRAMS ${CMAKE_BINARY_DIR}/bin/agorarun DESTINATION bin)
 install(TARGETS agora-info RUNTIME DESTINATION bin)
@@ -21,6 +22,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE DEST
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION share/doc/agora/docs)
 
 # Program mode, when this tree has it (src/program/, cmake/AgoraWrappers.cmake).
+# agoracc -fopenmp links Agora's OpenMP runtime, not libgomp (docs/openmp.md).
+install(FILES ${AGORA_PROGRAM_DIR}/openmp/libgomp.spec DESTINATION lib/agora/openmp)
 foreach(file agora-program.ld agora-program.wrap)
   if(EXISTS ${AGORA_PROGRAM_DIR}/${file})
     install(FILES ${AGORA_PROGRAM_DIR}/${file} DESTINATION lib/agora)

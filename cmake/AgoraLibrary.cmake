@@ -79,3 +79,34 @@ set_target_properties(agora_shared PROPERTIES
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib
   LINK_DEPENDS ${AGORA_EXPORT_MAP}
   INSTALL_RPATH_USE_LINK_PATH ON)
+
+# libagora_omp.so (src/omp/, docs/openmp.md): the OpenMP runtime for gcc's
+# GOMP_* ABI and the omp_* routines, over libagora's exported functions.
+# A library of its own, linked by agoracc -fopenmp in program mode only, so
+# that a program linking libagora and libgomp (OpenMP inside each rank of
+# an SPMD program) keeps libgomp's functions. Exports GOMP_* and omp_* only.
+add_library(agora_omp SHARED
+  ${PROJECT_SOURCE_DIR}/src/omp/omp_team.cpp
+  ${PROJECT_SOURCE_DIR}/src/omp/omp_icv.cpp
+  ${PROJECT_SOURCE_DIR}/src/omp/omp_work_share.cpp
+  ${PROJECT_SOURCE_DIR}/src/omp/omp_loops.cpp
+  ${PROJECT_SOURCE_DIR}/src/omp/omp_single_sections.cpp
+  ${PROJECT_SOURCE_DIR}/src/omp/omp_critical.cpp
+  ${PROJECT_SOURCE_DIR}/src/omp/omp_locks.cpp
+  ${PROJECT_SOURCE_DIR}/src/omp/omp_tasks.cpp
+  ${PROJECT_SOURCE_DIR}/src/omp/omp_api.cpp
+  ${PROJECT_SOURCE_DIR}/src/omp/omp_job_state.cpp
+  ${PROJECT_SOURCE_DIR}/src/omp/omp_fatal.cpp
+  # pure, also in agora_core for the unit tests
+  ${PROJECT_SOURCE_DIR}/src/omp/omp_schedule.cpp
+  ${PROJECT_SOURCE_DIR}/src/omp/omp_work_share_state.cpp)
+target_include_directories(agora_omp PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+target_link_libraries(agora_omp PRIVATE agora_shared ${CMAKE_DL_LIBS})
+target_link_options(agora_omp PRIVATE
+  "LINKER:--version-script=${PROJECT_SOURCE_DIR}/src/omp/libagora_omp.map" "LINKER:--no-undefined")
+set_target_properties(agora_omp PROPERTIES
+  VERSION ${PROJECT_VERSION}
+  SOVERSION ${PROJECT_VERSION_MAJOR}
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib
+  LINK_DEPENDS ${PROJECT_SOURCE_DIR}/src/omp/libagora_omp.map
+  INSTALL_RPATH_USE_LINK_PATH ON)

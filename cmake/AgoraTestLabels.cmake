@@ -69,6 +69,14 @@ set(AGORA_FULL_TIER_ONLY
   # service (docs/atomics.md): the fast tier runs the service under hlrc
   # and regc (regc-page, as above, only here).
   "^program_atomics(_cxx)?_2_sc$"
+  # OpenMP constructs (2-5 s each): the runtime's state moves under the
+  # team's Agora lock and barriers, which hlrc and regc exercise in the fast
+  # tier; sc shares every page at once, regc-page differs from regc only in
+  # how span entries travel.
+  "^program_omp_(constructs|apps)_2_(sc|regc-page)$"
+  # 4 ranks on 2 cores (4-14 s): the same runtime as the 2-rank runs, with
+  # one team member per rank; 2 ranks x 2 threads cover the placement.
+  "^program_omp_constructs_4_hlrc$"
   CACHE INTERNAL "")
 
 # Tests that time things (idle servers, oversubscription, wake-ups, hang

@@ -21,6 +21,20 @@ void agora_program_start(int argc, char **argv, uintptr_t data_lo, uintptr_t dat
  * Zero-filled, page aligned, AGORA_PROGRAM_LIBC_BYTES bytes. */
 #define AGORA_PROGRAM_LIBC_BYTES (5 * 4096)
 void agora_program_libc_state(void *pages, size_t bytes);
+/* Before agora_program_start: a page of the program's shared .bss for the
+ * OpenMP runtime's job-wide locks (src/omp/omp_job_state.cpp). Zero-filled,
+ * page aligned, AGORA_PROGRAM_OMP_BYTES bytes. */
+#define AGORA_PROGRAM_OMP_BYTES 4096
+void agora_program_omp_state(void *page, size_t bytes);
+/* For libagora_omp.so (src/omp/, linked by agoracc -fopenmp), which sees
+ * only libagora's exported symbols: that page (NULL before the startup
+ * object gave it); the lock named by an address that need not hold a zero
+ * agora_lock_t (op: 1 lock, 0 unlock, 2 try: AGORA_OK or AGORA_BUSY, 3:
+ * 1 if the calling thread holds it); and the end of the job with a
+ * message, as Agora's own errors end it. */
+void *agora_program_omp_page(void);
+int agora_program_lock_address(const void *address, int op);
+void agora_program_fatal(const char *message) __attribute__((noreturn));
 /* Before agora_program_start: the program's own .fini_array entries
  * [first, end) (its destructor functions), which ld.so does not run: rank 0
  * runs them backwards, once, when the job ends, before global memory goes. */

@@ -32,6 +32,9 @@ __attribute__((
  * .bss.agora_shared of this object in the shared window; pages of their
  * own, so that no global of the program shares them. */
 __attribute__((section(".bss.agora_shared"), aligned(4096))) static char agora_libc_pages[AGORA_PROGRAM_LIBC_BYTES];
+/* The OpenMP runtime's job-wide locks (unnamed critical, GOMP_atomic_start):
+ * zero words at the same address on every rank. */
+__attribute__((section(".bss.agora_shared"), aligned(4096))) static char agora_omp_page[AGORA_PROGRAM_OMP_BYTES];
 
 /* Priority 102: before the program's own constructors (which then write
  * their globals into shared memory, once, on rank 0), after the shared
@@ -43,6 +46,7 @@ __attribute__((constructor(102))) static void agora_program_constructor(int argc
     (void)envp;
     agora_program_keys(agora_program_key_table);
     agora_program_libc_state(agora_libc_pages, sizeof agora_libc_pages);
+    agora_program_omp_state(agora_omp_page, sizeof agora_omp_page);
     agora_program_destructors(__agora_program_fini_start, __agora_program_fini_end);
     agora_program_start(argc, argv, (uintptr_t)__agora_shared_data_start, (uintptr_t)__agora_shared_data_end,
                         (uintptr_t)__agora_shared_bss_start, (uintptr_t)__agora_shared_bss_end);

@@ -82,6 +82,14 @@ if [ -f "$P/lib/agora/agora_program_start.o" ]; then
     || { cat "$work/phases.out"; fail "phases did not run"; }
   grep -q "PASS phases P=4 splash3" "$work/phases.out" || fail "phases"
   echo "program mode: phases built and run from the installed prefix"
+  # 6. OpenMP (docs/openmp.md): the installed libgomp.spec keeps libgomp out.
+  "$P/bin/agoracc" -fopenmp -O2 -I"$source/tests/program" -o "$work/omp_constructs" \
+    "$source/tests/program/omp_constructs.c" || fail "agoracc -fopenmp omp_constructs.c"
+  ! ldd "$work/omp_constructs" | grep -q gomp || fail "agoracc -fopenmp linked libgomp"
+  "$P/bin/agorarun" -n 2 --timeout 60 "$work/omp_constructs" > "$work/omp.out" 2>&1 \
+    || { cat "$work/omp.out"; fail "omp_constructs did not run"; }
+  grep -q "PASS program omp_constructs: 2 threads in 2 processes" "$work/omp.out" || fail "omp_constructs"
+  echo "program mode: an OpenMP program built and run from the installed prefix"
 else
   echo "program mode: not in this build (no agora_program_start.o); its link and run are skipped"
 fi
