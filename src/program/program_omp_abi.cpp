@@ -29,11 +29,16 @@ void *agora_program_omp_page(void) { return g_omp_page; }
 
 int agora_program_lock_address(const void *address, int op) {
   switch (op) {
-    case 0: return agora::shim_lock_address(address, false);
-    case 1: return agora::shim_lock_address(address, true);
-    case 2: return agora::shim_trylock_address(address, true);
-    case 3: return agora::shim_holds_address(address) ? 1 : 0;
-    default: return AGORA_ERR_INVALID_ARGUMENT;
+    case 0:
+      return agora::shim_lock_address(address, false);
+    case 1:
+      return agora::shim_lock_address(address, true);
+    case 2:
+      return agora::shim_trylock_address(address, true);
+    case 3:
+      return agora::shim_holds_address(address) ? 1 : 0;
+    default:
+      return AGORA_ERR_INVALID_ARGUMENT;
   }
 }
 

@@ -5,7 +5,8 @@
 #include <omp.h>
 #include <stdio.h>
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     if (agora_init(&argc, &argv) != AGORA_OK) return 1;
     int team = 0;
     long sum = 0;

@@ -113,7 +113,7 @@ TEST_F(ConfigEnv, DefaultsWithNothingSet) {
 TEST_F(ConfigEnv, EmptyValueMeansUnset) {
   Config c;
   EXPECT_EQ(parse("AGORA_PROTOCOL", "", &c), "");
-  EXPECT_EQ(c.protocol, "sc");
+  EXPECT_EQ(c.protocol, "hlrc");  // the default: docs/running.md, "The default protocol"
 }
 
 TEST_F(ConfigEnv, Protocol) {
