@@ -156,8 +156,11 @@ dry forced_mpiexec "AGORA_LAUNCHER=mpiexec" \
 fails unknown_launcher "AGORA_LAUNCHER=aprun" 2 "AGORA_LAUNCHER=aprun is not a launcher .allowed: srun, mpirun" -n 2 prog
 rm "$fake/srun"
 fails forced_launcher_missing "AGORA_LAUNCHER=srun PATH=$fake:/nonexistent" 127 "AGORA_LAUNCHER=srun but srun is not on PATH" -n 2 prog
-# In an allocation without srun on PATH: the MPI launcher, as before.
-dry slurm_without_srun "SLURM_JOB_ID=7" "mpirun -n 1 --bind-to none prog" -n 1 prog
+# In an allocation without srun on PATH: the MPI launcher, as before. PATH
+# holds the fakes and the tools agorarun uses, not the system's srun.
+mkdir "$fake/tools"
+for tool in grep sort sed id nproc readlink; do ln -s "$(command -v "$tool")" "$fake/tools/$tool"; done
+dry slurm_without_srun "SLURM_JOB_ID=7 PATH=$fake:$fake/tools" "mpirun -n 1 --bind-to none prog" -n 1 prog
 
 if [ $failures -gt 0 ]; then echo "$failures case(s) failed"; exit 1; fi
 echo PASS
