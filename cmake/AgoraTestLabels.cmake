@@ -69,6 +69,10 @@ set(AGORA_FULL_TIER_ONLY
   # service (docs/atomics.md): the fast tier runs the service under hlrc
   # and regc (regc-page, as above, only here).
   "^program_atomics(_cxx)?_2_sc$"
+  # A real Slurm (about 100 s, most of it waiting for Slurm to end a job at
+  # its 1-minute time limit, which it checks every 30 s): the fast tier
+  # keeps agorarun's srun command line and forwarding (launcher_choice).
+  "^slurm_jobs$"
   CACHE INTERNAL "")
 
 # Tests that time things (idle servers, oversubscription, wake-ups, hang
