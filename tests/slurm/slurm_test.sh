@@ -9,7 +9,8 @@
 # srun's MPI plugin itself):
 #   salloc   agorarun inside `salloc -n 2`: srun is the launcher, jacobi and
 #            a program-mode program give the right results, and the AGORA_*
-#            variables set before salloc reach every rank
+#            variables set before salloc reach every rank; so does jacobi
+#            with AGORA_LAUNCHER=mpirun (Open MPI reads the allocation)
 #   sbatch   a batch script with 4 tasks on the node (--ntasks-per-node=4):
 #            the same checks on 4 ranks, in the job's output file
 #   time     a job that outlives its --time=1 is ended (TIMEOUT), every rank
@@ -30,6 +31,12 @@ skip() {
 }
 fail() {
   echo "FAIL: $*"
+  if [ -n "${tmp:-}" ] && [ -d "$tmp/log" ]; then
+    for log in "$tmp"/log/*; do
+      echo "---- last lines of $log"
+      tail -n 15 "$log"
+    done
+  fi
   exit 1
 }
 say() { echo "== $(date +%T) $*"; }
@@ -44,19 +51,41 @@ done
 
 # Every process of a run carries its mark (daemons, jobs, ranks): what is
 # left at the end is found by it, and only that run's is touched.
-mark_pids() { # [DIR]: the processes carrying DIR's mark (not this shell)
+mark_pids() { # DIR: the processes carrying DIR's mark (not this shell)
   local p
   for p in /proc/[0-9]*; do
     p=${p#/proc/}
     [ "$p" = $$ ] && continue
-    grep -qzx "AGORA_SLURM_TEST_MARK=${1:-$tmp}" "/proc/$p/environ" 2>/dev/null && echo "$p"
+    grep -qzx "AGORA_SLURM_TEST_MARK=$1" "/proc/$p/environ" 2>/dev/null && echo "$p"
   done
 }
+# step_daemon_pids DIR: Slurm's step daemons of that run, which start with
+# an empty environment but keep slurmd's log, in DIR, open.
+step_daemon_pids() {
+  find /proc/[0-9]*/fd -maxdepth 1 -lname "$1/*" 2>/dev/null | cut -d/ -f3 | sort -u
+}
+# leftover_pids DIR: every process of that run (mark_pids alone first: a
+# command running beside it, as in a pipeline, carries the mark too).
+leftover_pids() {
+  local marked daemons
+  marked=$(mark_pids "$1")
+  daemons=$(step_daemon_pids "$1")
+  printf '%s\n' "$marked" "$daemons" | sed '/^$/d' | sort -u
+}
+# joined COMMAND...: its output, lines joined by spaces (no process of
+# its own that would carry the mark, as xargs would).
+joined() {
+  local out
+  out=$("$@")
+  printf '%s' "${out//$'\n'/ }"
+}
+# alive PID: the process runs (a zombie does not).
+alive() { [ -d "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
 # Runs killed before their teardown (SIGKILL): their daemons and files.
 for stale in /tmp/agora-slurm.*; do
   [ -f "$stale/test.pid" ] || continue
-  kill -0 "$(cat "$stale/test.pid")" 2>/dev/null && continue
-  left=$(mark_pids "$stale" | xargs)
+  alive "$(cat "$stale/test.pid")" && continue
+  left=$(joined leftover_pids "$stale")
   # shellcheck disable=SC2086
   [ -n "$left" ] && kill -9 $left 2>/dev/null
   rm -rf "$stale"
@@ -68,7 +97,7 @@ echo $$ >"$tmp/test.pid"
 export AGORA_SLURM_TEST_MARK=$tmp
 job_pids() { # JOBID: the processes of that job (ranks, job script, srun)
   local p
-  for p in $(mark_pids); do
+  for p in $(mark_pids "$tmp"); do
     grep -qzx "SLURM_JOB_ID=$1" "/proc/$p/environ" 2>/dev/null && echo "$p"
   done
 }
@@ -87,16 +116,18 @@ teardown() {
   for pid in "${daemons[@]}"; do kill "$pid" 2>/dev/null; done
   for pid in "${daemons[@]}"; do
     for _ in $(seq 50); do
-      kill -0 "$pid" 2>/dev/null || break
+      alive "$pid" || break
       sleep 0.2
     done
     kill -9 "$pid" 2>/dev/null
   done
-  # What survived (a step daemon, a rank) is ours by the mark.
+  # What survived (a step daemon, a rank) is this run's.
   local left
-  left=$(mark_pids | xargs)
+  left=$(joined leftover_pids "$tmp")
   if [ -n "$left" ]; then
-    echo "teardown: ending processes left behind: $left"
+    echo "teardown: ending processes left behind:"
+    # shellcheck disable=SC2086
+    ps -o pid=,stat=,args= -p ${left// /,}
     # shellcheck disable=SC2086
     kill -9 $left 2>/dev/null
   fi
@@ -118,7 +149,7 @@ wait_for() {
 
 # ---- munge, slurmctld, slurmd --------------------------------------------------
 say "munged"
-mkdir -p "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/log" "$tmp/jobs"
+mkdir -p "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/log" "$tmp/jobs" "$tmp/tmpfs"
 chmod 711 "$tmp/munge" # the socket must be reachable by all users
 head -c 1024 /dev/urandom >"$tmp/munge/munge.key"
 chmod 600 "$tmp/munge/munge.key"
@@ -152,6 +183,10 @@ SlurmctldPidFile=$tmp/slurmctld.pid
 SlurmdPidFile=$tmp/slurmd.pid
 SlurmctldLogFile=$tmp/log/slurmctld.log
 SlurmdLogFile=$tmp/log/slurmd.log
+# srun's PMIx plugin keeps a directory per step under TmpFS, named by job
+# and step id: here, not in /tmp where another cluster's job 1 may have one.
+TmpFS=$tmp/tmpfs
+FirstJobId=$((RANDOM * 10 + 1))
 # No cgroups (a container): processes are tracked by parentage, and tasks
 # bound by sched_setaffinity as on most clusters (agorarun unbinds them).
 ProctrackType=proctrack/linuxproc
@@ -236,7 +271,7 @@ rank_pids() {
 all_gone() {
   local p
   for p in "${@:2}"; do
-    [ -d "/proc/$p" ] && [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] && return 1
+    alive "$p" && return 1
   done
   [ -z "$(job_pids "$1")" ]
 }
@@ -257,7 +292,8 @@ out=$tmp/jobs/salloc.out
 env AGORA_PROTOCOL=hlrc AGORA_MEMORY=1G AGORA_DEBUG=1 \
   timeout -k 5 120 salloc -n 2 bash -c "$bin/agorarun -n 2 --dry-run $bin/jacobi 64 5 && \
     $bin/agorarun -n 2 --timeout 60 $bin/jacobi 64 5 && \
-    $bin/agorarun -n 2 --timeout 60 --threads-per-rank 3 $bin/program_shared hello-argv" >"$out" 2>&1
+    $bin/agorarun -n 2 --timeout 60 --threads-per-rank 3 $bin/program_shared hello-argv && \
+    AGORA_LAUNCHER=mpirun $bin/agorarun -n 2 --timeout 60 $bin/jacobi 64 6" >"$out" 2>&1
 status=$?
 [ $status = 0 ] || {
   cat "$out"
@@ -267,12 +303,15 @@ expect "$out" "^(AGORA_[A-Z_]+=[^ ]+ )+srun -n 2 --mpi=pmix --cpu-bind=none --ex
   "agorarun inside salloc did not choose srun --mpi=pmix"
 expect_jacobi "$out" 2 hlrc
 expect "$out" "^PASS program shared: 5 threads on 2 ranks \(hlrc\)" "program mode on 2 ranks failed"
-# Each rank says so twice (jacobi, then the program).
+# Open MPI's mpirun reads the allocation too (the way round a Slurm without PMIx).
+expect "$out" "^jacobi 64x64, 6 iterations on 2 ranks \(hlrc\): residual ([0-9.e+-]+) \(serial \1\)" \
+  "AGORA_LAUNCHER=mpirun inside salloc failed"
+# Each rank says so three times (jacobi, the program, jacobi under mpirun).
 for r in 0 1; do
-  [ "$(grep -c "^agora\[rank $r\]: started: protocol hlrc, 1073741824 bytes " "$out")" = 2 ] ||
+  [ "$(grep -c "^agora\[rank $r\]: started: protocol hlrc, 1073741824 bytes " "$out")" = 3 ] ||
     {
       cat "$out"
-      fail "rank $r did not start twice with AGORA_PROTOCOL=hlrc and AGORA_MEMORY=1G from before salloc"
+      fail "rank $r did not start 3 times with AGORA_PROTOCOL=hlrc and AGORA_MEMORY=1G from before salloc"
     }
 done
 echo "ok: salloc"
@@ -305,7 +344,7 @@ cancel_job=$job
 out=$tmp/jobs/cancel.out
 ranks_started() { [ "$(grep -c ': started: protocol' "$out" 2>/dev/null)" = 2 ]; }
 wait_for 60 "both ranks of job $cancel_job started" ranks_started
-ranks=$(rank_pids "$cancel_job" test_misbehave | xargs)
+ranks=$(joined rank_pids "$cancel_job" test_misbehave)
 [ "$(echo "$ranks" | wc -w)" = 2 ] || fail "job $cancel_job: not 2 rank processes: $ranks"
 timeout 10 scancel "$cancel_job" || fail "scancel $cancel_job"
 wait_for 30 "job $cancel_job ended" job_ended "$cancel_job"
@@ -316,7 +355,7 @@ echo "ok: scancel (ranks $ranks gone)"
 
 say "time: waiting for job $time_job's time limit"
 out=$tmp/jobs/time.out
-ranks=$(rank_pids "$time_job" test_misbehave | xargs)
+ranks=$(joined rank_pids "$time_job" test_misbehave)
 [ "$(echo "$ranks" | wc -w)" = 2 ] || {
   cat "$out"
   fail "job $time_job: not 2 rank processes: $ranks"
