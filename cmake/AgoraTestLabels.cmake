@@ -77,6 +77,10 @@ set(AGORA_FULL_TIER_ONLY
   # 4 ranks on 2 cores (4-14 s): the same runtime as the 2-rank runs, with
   # one team member per rank; 2 ranks x 2 threads cover the placement.
   "^program_omp_constructs_4_hlrc$"
+  # A real Slurm (about 100 s, most of it waiting for Slurm to end a job at
+  # its 1-minute time limit, which it checks every 30 s): the fast tier
+  # keeps agorarun's srun command line and forwarding (launcher_choice).
+  "^slurm_jobs$"
   CACHE INTERNAL "")
 
 # Tests that time things (idle servers, oversubscription, wake-ups, hang

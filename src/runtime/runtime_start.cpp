@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "observe/observe.h"
+#include "runtime/lone_rank.h"
 #include "runtime/oversubscription.h"
 #include "runtime/program_request.h"
 #include "runtime/runtime.h"
@@ -67,6 +68,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   // Threads that MPI starts are not the application's (the hang watch counts those).
   std::vector<int> threads_before = platform::thread_ids();
   if (!transport_.init(argc, argv, error)) return false;
+  if (!lone_rank_check(nranks(), error)) return false;
   log_set_rank(rank());
   g_abort_transport = &transport_;
   log_set_abort_hook(abort_job);

@@ -8,7 +8,7 @@
 set -u
 agorarun=$1
 for v in $(compgen -e | grep '^AGORA_'); do unset "$v"; done
-unset SLURM_JOB_ID MPIEXEC_TIMEOUT
+unset SLURM_JOB_ID MPIEXEC_TIMEOUT SLURM_MPI_TYPE FAKE_MPI_DEFAULT
 fake=$(mktemp -d)
 trap 'rm -rf "$fake"' EXIT
 failures=0
@@ -86,6 +86,20 @@ fails() {
 
 make_fake mpirun "mpirun (Open MPI) 4.1.4"
 make_fake srun "slurm 22.05.8"
+# scontrol show config: the site's MpiDefault is FAKE_MPI_DEFAULT (pmix_v4
+# unless set; "fail": scontrol cannot reach a controller).
+cat >"$fake/scontrol" <<'FAKE'
+#!/usr/bin/env bash
+[ "${FAKE_MPI_DEFAULT:-}" = fail ] && { echo "scontrol: error: no controller" >&2; exit 1; }
+printf 'MpiDefault              = %s\nMpiParams               = (null)\n' "${FAKE_MPI_DEFAULT:-pmix_v4}"
+FAKE
+chmod +x "$fake/scontrol"
+# The plugin agorarun picks for this build's MPI when the site has none.
+case "$("$(dirname "$agorarun")/agora-info" | sed -n 's/^ *MPI (build) *//p')" in
+  "Open MPI"*) build_plugin=--mpi=pmix ;;
+  MPICH*) build_plugin=--mpi=pmi2 ;;
+  *) build_plugin="" ;;
+esac
 
 # ---- Slurm: SLURM_JOB_ID and srun on PATH ------------------------------------
 make_fake mpiexec "$openmpi_version"
@@ -101,6 +115,16 @@ dry srun_no_oversubscribe "SLURM_JOB_ID=7" \
   "srun -n 1000 --cpu-bind=none --export=ALL prog" -n 1000 prog
 dry srun_timeout "SLURM_JOB_ID=7" \
   "srun -n 2 --time=1:30 --cpu-bind=none --export=ALL prog" -n 2 --timeout 90 prog
+# The site's MpiDefault is none (Slurm's default) or unknown: the plugin
+# for the MPI Agora was built with; the user's --mpi or SLURM_MPI_TYPE wins.
+dry srun_site_mpi_none "SLURM_JOB_ID=7 FAKE_MPI_DEFAULT=none" \
+  "srun -n 2 $build_plugin --cpu-bind=none --export=ALL prog" -n 2 prog
+dry srun_site_unknown "SLURM_JOB_ID=7 FAKE_MPI_DEFAULT=fail" \
+  "srun -n 2 --time=0:20 $build_plugin --cpu-bind=none --export=ALL prog" -n 2 --timeout 20 prog
+dry srun_user_mpi "SLURM_JOB_ID=7 FAKE_MPI_DEFAULT=none" \
+  "srun -n 2 --mpi=pmi2 --cpu-bind=none --export=ALL prog" -n 2 --mpi=pmi2 prog
+dry srun_env_mpi "SLURM_JOB_ID=7 FAKE_MPI_DEFAULT=none SLURM_MPI_TYPE=pmix_v4" \
+  "srun -n 2 --cpu-bind=none --export=ALL prog" -n 2 prog
 run srun_environment "SLURM_JOB_ID=7 AGORA_PROTOCOL=hlrc AGORA_HANG_WARN=5" "srun
 arg: -n
 arg: 2
