@@ -83,7 +83,8 @@ else()
   set(_agora_mpi_lib_vendor unknown)
 endif()
 if(NOT _agora_mpi_header STREQUAL _agora_mpi_lib_vendor)
-  message(FATAL_ERROR "the MPI found mixes two MPIs: mpi.h is ${_agora_mpi_header}'s (${MPI_C_INCLUDE_DIRS}) "
+  message(FATAL_ERROR "the MPI found mixes two MPIs: mpi.h is ${_agora_mpi_header}'s (FindMPI's include directories: "
+    "${MPI_C_INCLUDE_DIRS}; also look at CFLAGS, CPATH and CMAKE_C_FLAGS '${CMAKE_C_FLAGS}') "
     "but the library is '${_agora_mpi_library}' (${MPI_C_LIBRARIES}). Configure a new build directory with "
     "-DAGORA_MPI=mpich or -DAGORA_MPI=openmpi")
 endif()
