@@ -50,11 +50,16 @@ std::string launcher_mismatch(int world_size, const std::string &library, const 
   for (const Launcher &l : launchers) {
     long started = launcher_size(getenv, l.variable);
     if (started <= world_size) continue;
-    std::string instead = library.find(l.vendor) == std::string::npos ? std::string(" (") + l.other + ")" : "";
-    return "this program runs on " + library + ", but it was started by " + l.name + " (" + l.variable + "=" +
-           std::to_string(started) + "): each of its " + std::to_string(started) + " processes is a job of " +
-           std::to_string(world_size) + " rank" + (world_size == 1 ? "" : "s") + ". Start it with the launcher of " +
-           library + instead + ", e.g. the agorarun of the Agora it was built with (agora-info names its MPI)";
+    std::string message = "this program runs on " + library;
+    message += ", but it was started by ";
+    message += l.name;
+    message += " (" + std::string(l.variable) + "=" + std::to_string(started) + "): each of its ";
+    message += std::to_string(started) + " processes is a job of " + std::to_string(world_size);
+    message += world_size == 1 ? " rank" : " ranks";
+    message += ". Start it with the launcher of " + library;
+    if (library.find(l.vendor) == std::string::npos) message += " (" + std::string(l.other) + ")";
+    message += ", e.g. the agorarun of the Agora it was built with (agora-info names its MPI)";
+    return message;
   }
   return "";
 }
