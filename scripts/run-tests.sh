@@ -7,7 +7,9 @@
 #                                   25 minutes on a clean 2-core machine
 #   scripts/run-tests.sh --full     everything: every test, every protocol,
 #                                   the sanitizer job with 500 seeds, clang-tidy
-#                                   (scripts/check-tidy.sh) (before a release)
+#                                   (scripts/check-tidy.sh), the suite's core
+#                                   on MPICH (scripts/run-mpich-tests.sh;
+#                                   AGORA_MPICH=0 skips it) (before a release)
 #   scripts/run-tests.sh [--full] -- CTEST_ARGS...
 #                                   passes CTEST_ARGS to ctest (e.g. -L sim)
 #
@@ -37,8 +39,9 @@ if [ $tier = fast ]; then
   # The planted-mutation checks run in the ctest phase (Release simulator).
   sanitizer_filter='-*Catch*:*Caught*:*Mutation*:*Fails*'
 else
-  declare -A budget=([deps]=240 [format]=60 [build]=600 [tidy]=600 [ctest]=2400 [asan-build]=360 [asan-run]=2400)
-  total_budget=6000
+  declare -A budget=([deps]=240 [format]=60 [build]=600 [tidy]=600 [ctest]=2400 [mpich]=900 [asan-build]=360
+    [asan-run]=2400)
+  total_budget=6900
   ctest_select=()
   sanitizer_seeds=${AGORA_SANITIZER_SEEDS:-500}
   sanitizer_filter='*'
@@ -76,6 +79,7 @@ phase build scripts/build.sh
 if [ $tier = full ]; then phase tidy scripts/check-tidy.sh; fi
 phase ctest bash -c 'cd build && exec ctest --output-on-failure --timeout 600 -j"${AGORA_TEST_JOBS:-2}" "$@"' \
   ctest "${ctest_select[@]}" "$@"
+if [ $tier = full ] && [ "${AGORA_MPICH:-1}" != 0 ]; then phase mpich scripts/run-mpich-tests.sh; fi
 if [ "${AGORA_SANITIZERS:-1}" != 0 ]; then
   phase asan-build scripts/check-sanitizers.sh build
   # Only this phase sees them: the runtime warns about AGORA_* variables it

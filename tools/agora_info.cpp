@@ -1,7 +1,8 @@
 // agora-info: what this Agora is and how it is configured, like ompi_info:
 // version, build options, protocols, and every AGORA_* variable with its
 // current value and where it came from. Also prints the renderings of the
-// options table that agorarun and README use. Links no MPI: it runs anywhere.
+// options table that agorarun and README use. Links no MPI: it runs anywhere
+// (it loads the MPI library only to print its version).
 #include <agora/agora.h>
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 
 #include "agora_info_build.h"
 #include "common/config.h"
+#include "mpi_library_version.h"
 #include "options_text.h"
 #include "protocol/engine.h"
 
@@ -45,6 +47,9 @@ void print_listing(const std::vector<std::string> &protocols) {
   std::printf("  compiler      %s\n", kAgoraCompiler);
   std::printf("  AGORA_CHECKS  %s\n", kAgoraChecks);
   std::printf("  MPI (build)   %s\n", kAgoraMpi);
+  std::printf("  MPI library   %s (%s)\n", agora::mpi_library_version(kAgoraMpiLibraryFile).c_str(),
+              kAgoraMpiLibraryFile);
+  std::printf("  MPI launcher  %s\n", *kAgoraMpiLauncher ? kAgoraMpiLauncher : "(none found at build time)");
   std::printf("  protocols     %s\n", joined(protocols).c_str());
   std::printf("\nVariables (where the value came from, agorarun flag, value):\n");
   std::fputs(agora::options_listing(protocols).c_str(), stdout);
@@ -58,11 +63,13 @@ void print_json(const std::vector<std::string> &protocols) {
   std::string unknown;
   for (const auto &m : agora::config_unknown_variables()) unknown += (unknown.empty() ? "" : ", ") + json_string(m);
   std::printf(
-      "{\n  \"version\": %s,\n  \"build\": {\"type\": %s, \"compiler\": %s, \"checks\": %s, \"mpi\": %s},\n"
+      "{\n  \"version\": %s,\n  \"build\": {\"type\": %s, \"compiler\": %s, \"checks\": %s, \"mpi\": %s, "
+      "\"mpi_vendor\": %s, \"mpi_library\": %s, \"mpi_launcher\": %s},\n"
       "  \"protocols\": [%s],\n  \"options\": %s,\n  \"unknown_variables\": [%s]\n}\n",
       json_string(AGORA_VERSION_STRING).c_str(), json_string(kAgoraBuildType).c_str(),
       json_string(kAgoraCompiler).c_str(), json_string(kAgoraChecks).c_str(), json_string(kAgoraMpi).c_str(),
-      names.c_str(), agora::options_json(protocols).c_str(), unknown.c_str());
+      json_string(kAgoraMpiVendor).c_str(), json_string(agora::mpi_library_version(kAgoraMpiLibraryFile)).c_str(),
+      json_string(kAgoraMpiLauncher).c_str(), names.c_str(), agora::options_json(protocols).c_str(), unknown.c_str());
 }
 
 }  // namespace

@@ -81,6 +81,20 @@ if [ -f "$P/lib/agora/agora_program_start.o" ]; then
   "$P/bin/agorarun" -n 2 --threads-per-rank 2 --timeout 60 "$work/phases" 4 splash3 > "$work/phases.out" 2>&1 \
     || { cat "$work/phases.out"; fail "phases did not run"; }
   grep -q "PASS phases P=4 splash3" "$work/phases.out" || fail "phases"
+  # It links the MPI this Agora is built with, not another one installed
+  # beside it (docs/mpi.md), and agorarun starts it with that MPI's launcher.
+  vendor=$("$P/bin/agora-info" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["build"]["mpi_vendor"])')
+  case $vendor in
+    mpich) mine=libmpich.so theirs=libmpi.so launcher=mpiexec ;;
+    openmpi) mine=libmpi.so theirs=libmpich.so launcher=mpirun ;;
+    *) fail "agora-info --json names no MPI vendor: $vendor" ;;
+  esac
+  libraries=$(ldd "$work/phases")
+  echo "$libraries" | grep -q "$mine" || fail "phases (built with $vendor) does not link $mine: $libraries"
+  echo "$libraries" | grep -q "$theirs" && fail "phases (built with $vendor) links $theirs: $libraries"
+  "$P/bin/agorarun" --dry-run -n 2 "$work/phases" | grep -Eq "(^| |/)$launcher(\.[a-z]+)? -n 2 " \
+    || fail "agorarun of a $vendor build does not use $launcher: $("$P/bin/agorarun" --dry-run -n 2 "$work/phases")"
+  echo "program mode: phases links $mine ($vendor), agorarun starts it with $launcher"
   echo "program mode: phases built and run from the installed prefix"
   # 6. OpenMP (docs/openmp.md): the installed libgomp.spec keeps libgomp out.
   "$P/bin/agoracc" -fopenmp -O2 -I"$source/tests/program" -o "$work/omp_constructs" \

@@ -4,9 +4,11 @@
 #   Slurm's srun) and the command it builds for each, with fake launchers on
 #   PATH: small scripts named mpirun, mpiexec and srun that print their
 #   arguments and the AGORA_* part of their environment. Checks both
-#   --dry-run's command and what a real run hands the launcher.
+#   --dry-run's command and what a real run hands the launcher. AGORARUN is
+#   run as configured for each MPI (copies with build_mpi and
+#   build_mpi_launcher rewritten), whichever MPI this build uses.
 set -u
-agorarun=$1
+built_agorarun=$1
 for v in $(compgen -e | grep '^AGORA_'); do unset "$v"; done
 unset SLURM_JOB_ID MPIEXEC_TIMEOUT SLURM_MPI_TYPE FAKE_MPI_DEFAULT
 fake=$(mktemp -d)
@@ -101,6 +103,19 @@ case "$("$(dirname "$agorarun")/agora-info" | sed -n 's/^ *MPI (build) *//p')" i
   *) build_plugin="" ;;
 esac
 
+# configured VENDOR LAUNCHER: a copy of agorarun built for VENDOR (openmpi or
+# mpich) whose launcher is LAUNCHER (cmake/AgoraMpi.cmake); prints its path.
+# agora-info is found beside it.
+ln -s "$(dirname "$(readlink -f "$built_agorarun")")/agora-info" "$fake/agora-info"
+configured() {
+  local copy=$fake/agorarun_$1_${2//\//_}
+  sed -e "s|^build_mpi=.*|build_mpi=$1|" -e "s|^build_mpi_launcher=.*|build_mpi_launcher=$2|" "$built_agorarun" >"$copy"
+  echo "$copy"
+}
+openmpi_agorarun=$(configured openmpi "$fake/mpirun")
+mpich_agorarun=$(configured mpich "$fake/mpiexec")
+agorarun=$openmpi_agorarun
+
 # ---- Slurm: SLURM_JOB_ID and srun on PATH ------------------------------------
 make_fake mpiexec "$openmpi_version"
 dry srun_detected "SLURM_JOB_ID=7 AGORA_PROTOCOL=hlrc" \
@@ -137,8 +152,9 @@ env: AGORA_HANG_WARN=5
 env: AGORA_PROTOCOL=hlrc
 env: AGORA_STATS=1" -n 2 --stats prog "x y"
 
-# ---- MPICH: mpiexec --version says HYDRA -------------------------------------
+# ---- MPICH: an Agora built with MPICH starts ranks with Hydra's mpiexec ------
 make_fake mpiexec "$hydra_version"
+agorarun=$mpich_agorarun
 dry hydra_detected "AGORA_PROTOCOL=hlrc AGORA_STATS=1" \
   "AGORA_PROTOCOL=hlrc AGORA_STATS=1 mpiexec -n 2 -genvlist AGORA_PROTOCOL,AGORA_STATS -bind-to none prog a" -n 2 prog a
 dry hydra_nothing_to_forward "" "mpiexec -n 1000 -bind-to none prog" -n 1000 prog
@@ -154,6 +170,29 @@ arg: none
 arg: prog
 env: AGORA_PROTOCOL=sc
 env: MPIEXEC_TIMEOUT=20" -n 3 --timeout 20 prog
+
+# MPICH's launcher by its configured path when PATH's mpiexec is Open MPI's
+# (Debian's alternatives with both installed).
+mkdir "$fake/mpich"
+make_fake mpich/mpiexec.hydra "$hydra_version"
+make_fake mpiexec "$openmpi_version"
+agorarun=$(configured mpich "$fake/mpich/mpiexec.hydra")
+dry hydra_by_path "" "$fake/mpich/mpiexec.hydra -n 2 -bind-to none prog" -n 2 prog
+# Gone from there (an installed tree moved to another machine): PATH's
+# mpiexec (were it another MPI's, agora_init names the mismatch); none there
+# either: what to install.
+rm "$fake/mpich/mpiexec.hydra"
+dry hydra_gone_path_used "" "mpiexec -n 2 -bind-to none prog" -n 2 prog
+fails hydra_gone_none_on_path "PATH=/nonexistent" 127 "this Agora is built with MPICH, whose mpiexec .*/mpich/mpiexec.hydra. is not there. Install MPICH" -n 2 prog
+agorarun=$mpich_agorarun
+# Another MPI's launcher is refused, naming both (its ranks would each be a
+# job of one rank).
+fails mpich_refuses_mpirun "AGORA_LAUNCHER=mpirun" 2 "AGORA_LAUNCHER=mpirun is Open MPI's mpirun, but this Agora is built with MPICH: each rank would start as a job of its own" -n 2 prog
+agorarun=$openmpi_agorarun
+fails openmpi_refuses_mpiexec "AGORA_LAUNCHER=mpiexec" 2 "AGORA_LAUNCHER=mpiexec is MPICH's mpiexec .Hydra., but this Agora is built with Open MPI" -n 2 prog
+# An Agora built with Open MPI ignores a Hydra mpiexec on PATH.
+make_fake mpiexec "$hydra_version"
+dry openmpi_ignores_hydra "" "mpirun -n 1 --bind-to none prog" -n 1 prog
 
 # ---- Open MPI: the default, and what AGORA_LAUNCHER=mpirun forces -----------
 make_fake mpiexec "$openmpi_version"
@@ -175,8 +214,10 @@ env: AGORA_DEBUG=1$root_line" -n 1 prog
 # ---- forced, and refused ------------------------------------------------------
 dry forced_srun_outside_slurm "AGORA_LAUNCHER=srun" \
   "AGORA_LAUNCHER=srun srun -n 2 --cpu-bind=none --export=ALL prog" -n 2 prog
+agorarun=$mpich_agorarun
 dry forced_mpiexec "AGORA_LAUNCHER=mpiexec" \
   "AGORA_LAUNCHER=mpiexec mpiexec -n 2 -genvlist AGORA_LAUNCHER -bind-to none prog" -n 2 prog
+agorarun=$openmpi_agorarun
 fails unknown_launcher "AGORA_LAUNCHER=aprun" 2 "AGORA_LAUNCHER=aprun is not a launcher .allowed: srun, mpirun" -n 2 prog
 rm "$fake/srun"
 fails forced_launcher_missing "AGORA_LAUNCHER=srun PATH=$fake:/nonexistent" 127 "AGORA_LAUNCHER=srun but srun is not on PATH" -n 2 prog

@@ -14,6 +14,13 @@ echo "$out" | grep -q "^Agora [0-9]*\.[0-9]*\.[0-9]*$" || fail "no version line"
 echo "$out" | grep -Eq "^  protocols +sc, hlrc" || fail "no protocols line"
 echo "$out" | grep -Eq "^  MPI \(build\) +(Open MPI|MPICH)" || fail "no MPI line"
 echo "$out" | grep -Eq "^  build type +[A-Za-z]" || fail "no build type"
+# The MPI library itself (MPI_Get_library_version) is the MPI of mpi.h, and
+# the launcher recorded is that MPI's (docs/mpi.md).
+build_mpi=$(echo "$out" | sed -n 's/^  MPI (build) *\(Open MPI\|MPICH\) .*/\1/p')
+echo "$out" | grep -Eq "^  MPI library +$build_mpi v?[0-9.]+ \(/.*\)$" || fail "no MPI library line of $build_mpi: $out"
+launcher=$(echo "$out" | sed -n 's/^  MPI launcher *//p')
+case $build_mpi in MPICH) says=HYDRA ;; *) says="Open MPI|OpenRTE" ;; esac
+"$launcher" --version 2>/dev/null | grep -Eq "$says" || fail "MPI launcher $launcher is not $build_mpi's"
 for v in $variables; do
   echo "$out" | grep -Eq "^  $v +\[default\]" || fail "$v is not listed as [default]:
 $out"
@@ -44,6 +51,7 @@ assert got["AGORA_STACK"]["value"] == "16M" and got["AGORA_STACK"]["source"] == 
 assert got["AGORA_HEAP"]["error"].startswith("AGORA_HEAP=nowhere is not a heap placement"), got["AGORA_HEAP"]
 assert got["AGORA_PROTOCOL"]["source"] == "default" and got["AGORA_PROTOCOL"]["error"] is None
 assert "sc" in d["protocols"] and d["version"], d
+assert d["build"]["mpi_vendor"] in ("openmpi", "mpich") and d["build"]["mpi_library"] and d["build"]["mpi_launcher"], d["build"]
 print("json ok:", len(want), "variables")' "$variables" || fail "agora-info --json"
 
 # Through a real agorarun job (1 rank): the flag's value, marked [flag].

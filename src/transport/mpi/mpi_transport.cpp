@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "transport/mpi/launcher_mismatch.h"
+
 namespace agora {
 
 namespace {
@@ -32,6 +34,7 @@ bool MpiTransport::init(int *argc, char ***argv, std::string *error) {
   MPI_Comm_dup(MPI_COMM_WORLD, &world_);
   MPI_Comm_rank(am_, &rank_);
   MPI_Comm_size(am_, &nranks_);
+  if (!launched_by_this_mpi(error)) return false;
   // Which ranks share a node: MPI's own notion (the launcher's node names),
   // not gethostname(), which containers and emulated hosts may share.
   MPI_Comm node;
@@ -43,6 +46,17 @@ bool MpiTransport::init(int *argc, char ***argv, std::string *error) {
   node_of_.assign(nranks_, 0);
   MPI_Allgather(&leader, 1, MPI_INT, node_of_.data(), 1, MPI_INT, world_);
   return true;
+}
+
+bool MpiTransport::launched_by_this_mpi(std::string *error) const {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  auto read = [](const char *name) { return std::getenv(name); };
+  std::string mismatch = launcher_mismatch(nranks_, mpi_library_name(version), read);
+  if (mismatch.empty()) return true;
+  *error = mismatch;
+  return false;
 }
 
 void MpiTransport::finalize() {

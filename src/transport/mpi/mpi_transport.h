@@ -15,7 +15,8 @@ namespace agora {
 
 class MpiTransport {
  public:
-  // Calls MPI_Init_thread unless MPI is already initialised.
+  // Calls MPI_Init_thread unless MPI is already initialised. Fails when
+  // another MPI's launcher started the process (launcher_mismatch.h).
   bool init(int *argc, char ***argv, std::string *error);
   void finalize();
   Rank rank() const { return rank_; }
@@ -55,6 +56,8 @@ class MpiTransport {
   int64_t allreduce_max(int64_t value);
 
  private:
+  // Whether MPI_COMM_WORLD has as many ranks as the launcher started.
+  bool launched_by_this_mpi(std::string *error) const;
   struct Outgoing {
     MPI_Request request;
     std::vector<std::byte> buffer;
