@@ -224,6 +224,9 @@ class Runtime final : public EngineHost {
 
   const Config &config() const { return config_; }
   const AddressSpace &space() const { return *space_; }
+  // Ends an out-of-global-memory message: "raise AGORA_MEMORY (--memory;
+  // now 4G)", saying when the value is the default chosen at start.
+  std::string raise_memory_hint() const;
   // Statistics (runtime_stats.cpp); each takes the lock the counters are
   // updated under.
   std::string stats_json();
@@ -240,6 +243,9 @@ class Runtime final : public EngineHost {
   // The global range (AGORA_MEMORY, rounded down to whole arenas: *bytes), its
   // layout and this rank's arena.
   bool reserve_global_memory(uint64_t *bytes, std::string *error);
+  // AGORA_MEMORY unset: the size that fits every rank (default_range_size),
+  // agreed by all (collective).
+  bool choose_default_memory(std::string *error);
   // The sync services, attached to the engine and the collective ledger, and
   // the memory service (remote frees; rank 0 sequences the placed region).
   void create_sync_services();

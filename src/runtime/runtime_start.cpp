@@ -6,6 +6,8 @@
 #include <cstdlib>
 
 #include "common/log.h"
+#include "common/options.h"
+#include "memory/default_range_size.h"
 #include "observe/observe.h"
 #include "runtime/oversubscription.h"
 #include "runtime/program_request.h"
@@ -143,7 +145,34 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   return true;  // start() ends with the start-up barrier
 }
 
+bool Runtime::choose_default_memory(std::string *error) {
+  // Where /proc cannot tell, the old fixed default (4G).
+  platform::VmRoom room;
+  const uint64_t fit = platform::vm_room(kBase, &room) ? room.largest : 8ull << 30;
+  // The layout derives from the size: every rank takes the smallest fit.
+  const uint64_t everywhere = (uint64_t)-transport_.allreduce_max(-(int64_t)std::min<uint64_t>(fit, INT64_MAX));
+  const uint64_t bytes = default_range_size(everywhere);
+  if (bytes == 0) {
+    *error = "AGORA_MEMORY is unset and no global range fits: at most " + platform::human_bytes(everywhere) +
+             " fits in some rank, of which the default takes half (room for the program); raise ulimit -v, or "
+             "set AGORA_MEMORY (--memory) below that";
+    return false;
+  }
+  config_.memory_bytes = bytes;
+  log_debug("AGORA_MEMORY unset: %s (half of the %s that fit in every rank, a power of two, at most %s)",
+            option_size_text(bytes).c_str(), platform::human_bytes(everywhere).c_str(),
+            option_size_text(kDefaultMemoryCap).c_str());
+  return true;
+}
+
+std::string Runtime::raise_memory_hint() const {
+  const bool chosen = option_source(*option_find("AGORA_MEMORY")) == OptionSource::Default;
+  return "raise AGORA_MEMORY (--memory; now " + option_size_text(config_.memory_bytes) +
+         (chosen ? ", the default on this machine: docs/memory.md)" : ")");
+}
+
 bool Runtime::reserve_global_memory(uint64_t *bytes_out, std::string *error) {
+  if (config_.memory_bytes == 0 && !choose_default_memory(error)) return false;
   uint64_t page = platform::kPageSize;
   // Each arena gets a whole number of pages.
   // Each compute rank has an arena (memory servers allocate nothing).
