@@ -71,6 +71,7 @@
 #include "runtime/locks/lock_ids.h"
 #include "runtime/memory_servers/memory_servers.h"
 #include "runtime/one_sided/one_sided_reads.h"
+#include "runtime/phase_times.h"
 #include "sync/atomic_service.h"
 #include "sync/barrier_service.h"
 #include "sync/collective_ledger.h"
@@ -423,6 +424,7 @@ class Runtime final : public EngineHost {
   double next_watch_tick_ = 0;         // service thread only
   std::vector<int> internal_threads_;  // sorted kernel tids of MPI's threads and the service thread
   uint64_t messages_in_ = 0;           // watch messages excluded (sent: stats_.messages_sent)
+  PhaseTimes phases_;                  // start-up's, then finalize's (AGORA_DEBUG=1 prints them)
 
   std::mutex lock_;
   std::thread service_;
