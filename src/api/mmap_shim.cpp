@@ -112,8 +112,9 @@ bool fits(const char *call, size_t length) {
   if (length <= region - kPage) return true;
   log_error(
       "%s(%zu bytes): larger than the region of global memory the program's mappings come "
-      "from (%llu bytes, a quarter of AGORA_MEMORY=%llu); raise AGORA_MEMORY (--memory)",
-      call, length, (unsigned long long)region, (unsigned long long)space.size());
+      "from (%llu bytes, a quarter of AGORA_MEMORY=%llu); %s",
+      call, length, (unsigned long long)region, (unsigned long long)space.size(),
+      agora::api_runtime()->raise_memory_hint().c_str());
   errno = ENOMEM;
   return false;
 }
@@ -131,7 +132,7 @@ MapHeader *allocate(const char *call, size_t length) {
   if (placement != AGORA_PLACE_RANK) rank = 0;
   void *block = nullptr;
   if (agora_mem_malloc_placed(length + kPage, placement, rank, &block) != AGORA_OK || !block) {
-    log_error("%s(%zu bytes): no room in global memory (see above); raise AGORA_MEMORY (--memory)", call, length);
+    log_error("%s(%zu bytes): no room in global memory (see above); %s", call, length, rt->raise_memory_hint().c_str());
     errno = ENOMEM;
     return nullptr;
   }

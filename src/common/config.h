@@ -53,14 +53,14 @@ constexpr uint64_t kHeapPlacedMin = 1ull << 20;
 // Each member is set by its row in options.def; its initializer is the
 // row's default.
 struct Config {
-  std::string protocol = "hlrc";                      // AGORA_PROTOCOL (docs/running.md#the-default-protocol)
-  uint64_t memory_bytes = 4ull << 30;                 // AGORA_MEMORY (global range, all ranks together)
-  bool print_stats = false;                           // AGORA_STATS
-  std::string stats_json_path;                        // AGORA_STATS_JSON
-  ServiceMode service = ServiceMode::Adaptive;        // AGORA_SERVICE
-  uint32_t service_sleep_us = 1000;                   // AGORA_SERVICE_SLEEP_US: longest idle nap of the service thread
-  WaitMode wait = WaitMode::Auto;                     // AGORA_WAIT: auto, spin or block
-  FetchMode fetch = FetchMode::Auto;                  // AGORA_FETCH: auto (one-sided where possible) or messages
+  std::string protocol = "hlrc";                // AGORA_PROTOCOL (docs/running.md#the-default-protocol)
+  uint64_t memory_bytes = 0;                    // AGORA_MEMORY (global range, all ranks together); 0: chosen at start
+  bool print_stats = false;                     // AGORA_STATS
+  std::string stats_json_path;                  // AGORA_STATS_JSON
+  ServiceMode service = ServiceMode::Adaptive;  // AGORA_SERVICE
+  uint32_t service_sleep_us = 1000;             // AGORA_SERVICE_SLEEP_US: longest idle nap of the service thread
+  WaitMode wait = WaitMode::Auto;               // AGORA_WAIT: auto, spin or block
+  FetchMode fetch = FetchMode::Auto;            // AGORA_FETCH: auto (one-sided where possible) or messages
   HomeWritesMode home_writes = HomeWritesMode::Auto;  // AGORA_HOME_WRITES: auto, sync or trap
   bool debug = false;                                 // AGORA_DEBUG
   uint32_t threads_per_rank = 1;                      // AGORA_THREADS_PER_RANK: agora_thread_create placement

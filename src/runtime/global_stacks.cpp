@@ -84,8 +84,8 @@ void *Runtime::run_body(void *(*fn)(void *), void *arg, const std::string &who, 
     if (!mem)
       fatal(
           "cannot allocate the %llu-byte stack of %s in this rank's global heap: lower "
-          "AGORA_STACK or raise AGORA_MEMORY",
-          (unsigned long long)stack, who.c_str());
+          "AGORA_STACK or %s",
+          (unsigned long long)stack, who.c_str(), raise_memory_hint().c_str());
     tl_body.block = (uintptr_t)mem;
     uintptr_t guard = (tl_body.block + page - 1) / page * page;
     {

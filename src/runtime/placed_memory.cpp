@@ -24,8 +24,9 @@ void *Runtime::malloc_placed(uint64_t bytes, Placement placement, Rank on_rank) 
   if (pages > capacity) {
     log_error(
         "agora_malloc_placed(%llu bytes): larger than the whole placed region (%llu bytes, a "
-        "quarter of AGORA_MEMORY=%llu); raise AGORA_MEMORY",
-        (unsigned long long)bytes, (unsigned long long)capacity * page, (unsigned long long)space_->size());
+        "quarter of AGORA_MEMORY=%llu); %s",
+        (unsigned long long)bytes, (unsigned long long)capacity * page, (unsigned long long)space_->size(),
+        raise_memory_hint().c_str());
     return nullptr;
   }
   PlacedRequest req;
@@ -37,8 +38,9 @@ void *Runtime::malloc_placed(uint64_t bytes, Placement placement, Rank on_rank) 
   if (status != AGORA_OK) {
     log_error(
         "agora_malloc_placed(%llu bytes): the placed region is exhausted (%llu bytes free of "
-        "%llu, possibly fragmented); raise AGORA_MEMORY or free placed allocations",
-        (unsigned long long)bytes, (unsigned long long)req.free_pages * page, (unsigned long long)capacity * page);
+        "%llu, possibly fragmented); free placed allocations or %s",
+        (unsigned long long)bytes, (unsigned long long)req.free_pages * page, (unsigned long long)capacity * page,
+        raise_memory_hint().c_str());
     return nullptr;
   }
   return observe_allocation(AllocKind::Placed, (void *)space_->addr_of(req.first), bytes, placement, on_rank);

@@ -71,6 +71,7 @@
 #include "runtime/locks/lock_ids.h"
 #include "runtime/memory_servers/memory_servers.h"
 #include "runtime/one_sided/one_sided_reads.h"
+#include "runtime/phase_times.h"
 #include "sync/atomic_service.h"
 #include "sync/barrier_service.h"
 #include "sync/collective_ledger.h"
@@ -224,6 +225,9 @@ class Runtime final : public EngineHost {
 
   const Config &config() const { return config_; }
   const AddressSpace &space() const { return *space_; }
+  // Ends an out-of-global-memory message: "raise AGORA_MEMORY (--memory;
+  // now 4G)", saying when the value is the default chosen at start.
+  std::string raise_memory_hint() const;
   // Statistics (runtime_stats.cpp); each takes the lock the counters are
   // updated under.
   std::string stats_json();
@@ -240,6 +244,9 @@ class Runtime final : public EngineHost {
   // The global range (AGORA_MEMORY, rounded down to whole arenas: *bytes), its
   // layout and this rank's arena.
   bool reserve_global_memory(uint64_t *bytes, std::string *error);
+  // AGORA_MEMORY unset: the size that fits every rank (default_range_size),
+  // agreed by all (collective).
+  bool choose_default_memory(std::string *error);
   // The sync services, attached to the engine and the collective ledger, and
   // the memory service (remote frees; rank 0 sequences the placed region).
   void create_sync_services();
@@ -417,6 +424,7 @@ class Runtime final : public EngineHost {
   double next_watch_tick_ = 0;         // service thread only
   std::vector<int> internal_threads_;  // sorted kernel tids of MPI's threads and the service thread
   uint64_t messages_in_ = 0;           // watch messages excluded (sent: stats_.messages_sent)
+  PhaseTimes phases_;                  // start-up's, then finalize's (AGORA_DEBUG=1 prints them)
 
   std::mutex lock_;
   std::thread service_;

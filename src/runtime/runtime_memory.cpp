@@ -44,14 +44,15 @@ void *Runtime::alloc_collective(uint64_t bytes, Placement placement, Rank on_ran
       if (bytes > capacity)
         log_error(
             "agora_alloc(%llu bytes): larger than the whole collective region (%llu bytes, "
-            "a quarter of AGORA_MEMORY=%llu); %llu bytes are free",
+            "a quarter of AGORA_MEMORY=%llu); %llu bytes are free; %s",
             (unsigned long long)bytes, (unsigned long long)capacity, (unsigned long long)space_->size(),
-            (unsigned long long)free_bytes);
+            (unsigned long long)free_bytes, raise_memory_hint().c_str());
       else
         log_error(
             "agora_alloc(%llu bytes): collective global memory exhausted (%llu bytes free of "
-            "%llu); raise AGORA_MEMORY",
-            (unsigned long long)bytes, (unsigned long long)free_bytes, (unsigned long long)capacity);
+            "%llu); %s",
+            (unsigned long long)bytes, (unsigned long long)free_bytes, (unsigned long long)capacity,
+            raise_memory_hint().c_str());
     }
     return nullptr;
   }
@@ -66,14 +67,15 @@ void *Runtime::malloc_local(uint64_t bytes) {
     if (bytes > heap)
       log_error(
           "agora_malloc(%llu bytes): larger than this rank's whole global heap (%llu bytes: "
-          "half of AGORA_MEMORY over %d ranks); %llu bytes are free",
+          "half of AGORA_MEMORY over %d ranks); %llu bytes are free; %s",
           (unsigned long long)bytes, (unsigned long long)heap, compute_nranks(),
-          (unsigned long long)arena_->bytes_free());
+          (unsigned long long)arena_->bytes_free(), raise_memory_hint().c_str());
     else
       log_error(
           "agora_malloc(%llu bytes): this rank's global heap is exhausted (%llu bytes free "
-          "of %llu, possibly fragmented); raise AGORA_MEMORY",
-          (unsigned long long)bytes, (unsigned long long)arena_->bytes_free(), (unsigned long long)heap);
+          "of %llu, possibly fragmented); %s",
+          (unsigned long long)bytes, (unsigned long long)arena_->bytes_free(), (unsigned long long)heap,
+          raise_memory_hint().c_str());
     return nullptr;
   }
   return observe_allocation(AllocKind::Local, (void *)(space_->base() + off), bytes);

@@ -6,6 +6,8 @@
 #include <cstdlib>
 
 #include "common/log.h"
+#include "common/options.h"
+#include "memory/default_range_size.h"
 #include "observe/observe.h"
 #include "runtime/lone_rank.h"
 #include "runtime/oversubscription.h"
@@ -36,6 +38,7 @@ void abort_job(int status) {
 
 Runtime *Runtime::start(int *argc, char ***argv, int *status, const std::function<void(Runtime *)> &publish) {
   auto *rt = new Runtime();
+  rt->phases_.begin();
   std::string error;
   if (!rt->init(argc, argv, &error)) {
     log_error("agora_init failed: %s", error.c_str());
@@ -49,6 +52,8 @@ Runtime *Runtime::start(int *argc, char ***argv, int *status, const std::functio
   // A memory server never returns to the program (runtime_server.cpp).
   if (rt->is_memory_server()) rt->serve_as_memory_server();
   *status = rt->barrier() == AGORA_OK ? AGORA_OK : AGORA_ERR_CONFIG;
+  rt->phases_.mark("barrier");
+  log_debug("start-up %s", rt->phases_.text().c_str());
   return rt;
 }
 
@@ -67,7 +72,9 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   if (config_.doorbell_signal && !platform::doorbell_setup((int)config_.doorbell_signal, error)) return false;
   // Threads that MPI starts are not the application's (the hang watch counts those).
   std::vector<int> threads_before = platform::thread_ids();
+  phases_.mark("config");
   if (!transport_.init(argc, argv, error)) return false;
+  phases_.mark("MPI_Init");
   if (!lone_rank_check(nranks(), error)) return false;
   log_set_rank(rank());
   g_abort_transport = &transport_;
@@ -80,14 +87,17 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   block_waits_ = waits.block;
   waiter_wake = wake_sleeper;
   log_debug("waiting threads: %s", waits.why.c_str());
+  phases_.mark("checks");
 
   uint64_t page = platform::kPageSize;
   uint64_t bytes = 0;
   if (!reserve_global_memory(&bytes, error)) return false;
+  phases_.mark("reserve");
   if (!observe_start(config_, rank(), nranks(), kBase, platform::kPageSize, bytes / platform::kPageSize, error))
     return false;
   home_writes_.open(config_);
   one_sided_.alloc_meta(config_.fetch);
+  phases_.mark("home writes+metadata");
   EngineOptions engine_options;
   engine_options.intervals = config_.intervals;
   engine_options.prefetch_max = config_.prefetch;
@@ -97,17 +107,21 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   // The bounded cache of remote pages: AGORA_CACHE, or the kernel's mapping limit.
   if (!cache_.open(config_, platform::vm_map_limit(), engine_->reclaims_home(), servers_.is_server(), error))
     return false;
+  phases_.mark("engine+cache");
   // This rank's arena is homed here (unless memory servers home it): open in
   // the application view as far as the protocol allows its home pages.
   if (space_->servers() == 0)
     platform::vm_protect((void *)space_->addr_of(space_->arena_first_page(rank())), space_->arena_pages() * page,
                          engine_->home_access());
   if (program_request() && !setup_program_windows(error)) return false;
-  one_sided_.open();                       // collective; the service view does not move from here on
+  phases_.mark("program windows");
+  one_sided_.open();  // collective; the service view does not move from here on
+  phases_.mark("MPI windows");
   store_trace_set_global_memory(*space_);  // what traced stores may record
 
   create_sync_services();
   if (!config_.doorbell_signal && !platform::doorbell_setup(0, error)) return false;
+  phases_.mark("sync services");
   g_fault_target = this;
   on_exit(report_early_exit, nullptr);
   if (!platform::fault_handler_install(fault_trampoline, kBase, kBase + bytes)) {
@@ -122,6 +136,7 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   // server is named; their messages count in the deadlock proof).
   watch_.emplace(*this, watch_options, [this] { return hang_snapshot(); });
   platform::global_io_enable(kBase, kBase + bytes, io_range_usable);
+  phases_.mark("fault handler+hang watch");
   running_ = true;
   if (servers_.is_server()) {
     // The server's own thread serves (runtime_server.cpp): it is the one rung.
@@ -131,7 +146,9 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
     service_ = std::thread([this] { service_loop(); });
   }
   while (service_tid_.load() == 0) platform::cpu_relax();
+  phases_.mark("service thread");
   doorbells_.exchange(config_, service_tid_.load());
+  phases_.mark("doorbells");
   {
     std::vector<int> after = platform::thread_ids();
     std::sort(threads_before.begin(), threads_before.end());
@@ -145,7 +162,34 @@ bool Runtime::init(int *argc, char ***argv, std::string *error) {
   return true;  // start() ends with the start-up barrier
 }
 
+bool Runtime::choose_default_memory(std::string *error) {
+  // Where /proc cannot tell, the old fixed default (4G).
+  platform::VmRoom room;
+  const uint64_t fit = platform::vm_room(kBase, &room) ? room.largest : 8ull << 30;
+  // The layout derives from the size: every rank takes the smallest fit.
+  const uint64_t everywhere = (uint64_t)-transport_.allreduce_max(-(int64_t)std::min<uint64_t>(fit, INT64_MAX));
+  const uint64_t bytes = default_range_size(everywhere);
+  if (bytes == 0) {
+    *error = "AGORA_MEMORY is unset and no global range fits: at most " + platform::human_bytes(everywhere) +
+             " fits in some rank, of which the default takes half (room for the program); raise ulimit -v, or "
+             "set AGORA_MEMORY (--memory) below that";
+    return false;
+  }
+  config_.memory_bytes = bytes;
+  log_debug("AGORA_MEMORY unset: %s (half of the %s that fit in every rank, a power of two, at most %s)",
+            option_size_text(bytes).c_str(), platform::human_bytes(everywhere).c_str(),
+            option_size_text(kDefaultMemoryCap).c_str());
+  return true;
+}
+
+std::string Runtime::raise_memory_hint() const {
+  const bool chosen = option_source(*option_find("AGORA_MEMORY")) == OptionSource::Default;
+  return "raise AGORA_MEMORY (--memory; now " + option_size_text(config_.memory_bytes) +
+         (chosen ? ", the default on this machine: docs/memory.md)" : ")");
+}
+
 bool Runtime::reserve_global_memory(uint64_t *bytes_out, std::string *error) {
+  if (config_.memory_bytes == 0 && !choose_default_memory(error)) return false;
   uint64_t page = platform::kPageSize;
   // Each arena gets a whole number of pages.
   // Each compute rank has an arena (memory servers allocate nothing).
@@ -205,8 +249,10 @@ void Runtime::create_sync_services() {
 }
 
 int Runtime::stop() {
-  gptr_.release();          // this rank's global-pointer writes reach their homes
-  finish_threads();         // ends with a barrier
+  phases_.begin();
+  gptr_.release();   // this rank's global-pointer writes reach their homes
+  finish_threads();  // ends with a barrier
+  phases_.mark("threads+barrier");
   fetch_program_windows();  // memory servers: rank 0's copies of the globals become final
   {
     // Nothing can hang from here on; and a watch message sent now could
@@ -220,8 +266,10 @@ int Runtime::stop() {
     servers_.tell_done();  // none without memory servers
     while (transport_.sends_pending()) poll_locked();
   }
+  phases_.mark("hang watch+sends");
   running_ = false;
   service_.join();
+  phases_.mark("service thread");
   return stop_transport();
 }
 
@@ -237,15 +285,20 @@ void Runtime::end_job_now(int status) {
 
 int Runtime::stop_transport() {
   one_sided_.close();  // collective: no rank reads another's windows any more
+  phases_.mark("MPI windows");
   doorbells_.report();
   doorbells_.close_remote();
   report_stats();
   observe_stop();  // writes the trace and profile files
+  phases_.mark("doorbells+stats");
   transport_.barrier();
+  phases_.mark("barrier");
   platform::global_io_disable();
   platform::fault_handler_uninstall();
   g_fault_target = nullptr;
   transport_.finalize();
+  phases_.mark("MPI_Finalize");
+  log_debug("finalize %s", phases_.text().c_str());
   g_abort_transport = nullptr;
   log_set_abort_hook(nullptr);
   std::string ignored;

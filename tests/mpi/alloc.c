@@ -68,8 +68,9 @@ int main(int argc, char **argv)
     CHECK(agora_mem_free(x) == 0, "free");
 
     /* Exhaustion: NULL on every rank, and the runtime keeps working. */
-    CHECK(test_alloc((size_t)1 << 40) == NULL, "1 TiB collective allocation succeeded");
-    CHECK(test_malloc((size_t)1 << 40) == NULL, "1 TiB agora_malloc succeeded");
+    /* 32 TiB: more than any range's collective region or heap (at most 40T). */
+    CHECK(test_alloc((size_t)1 << 45) == NULL, "32 TiB collective allocation succeeded");
+    CHECK(test_malloc((size_t)1 << 45) == NULL, "32 TiB agora_malloc succeeded");
     char *after = test_alloc(PAGE);
     CHECK(after != NULL, "allocation after exhaustion failed");
     agora_barrier();

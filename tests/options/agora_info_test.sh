@@ -31,7 +31,7 @@ AGORA_MEMORY=2G "$agora_info" | grep -Eq "^  AGORA_MEMORY +\[environment\] +--me
 AGORA_MEMORY=2G AGORA_FROM_FLAGS=AGORA_WAIT:AGORA_MEMORY "$agora_info" | grep -Eq "^  AGORA_MEMORY +\[flag\] +--memory +2G$" \
   || fail "AGORA_MEMORY not shown from a flag"
 # Listed in AGORA_FROM_FLAGS but unset: the default.
-AGORA_FROM_FLAGS=AGORA_MEMORY "$agora_info" | grep -Eq "^  AGORA_MEMORY +\[default\] +--memory +4G$" || fail "unset AGORA_MEMORY not [default]"
+AGORA_FROM_FLAGS=AGORA_MEMORY "$agora_info" | grep -Eq "^  AGORA_MEMORY +\[default\] +--memory +\(unset\)$" || fail "unset AGORA_MEMORY not [default]"
 
 # Bad values are reported with the runtime's message; the listing goes on.
 out=$(AGORA_MEMORY=12Q AGORA_WAIT=never "$agora_info") || fail "a bad value made agora-info fail"

@@ -3,6 +3,7 @@
 // home_of for each placement, maybe_allocated, arena owners, collective
 // reservation up to UINT64_MAX, and program windows.
 #include "memory/address_space.h"
+#include "memory/default_range_size.h"
 
 #include <gtest/gtest.h>
 
@@ -141,3 +142,18 @@ TEST(AddressSpace, RanksThatDoNotDivideTheArenaHalf) {
 
 }  // namespace
 }  // namespace agora
+
+// AGORA_MEMORY unset: half of what fits in every rank, a power of two, at
+// most 16 TiB; nothing below 1 MiB.
+TEST(DefaultRangeSize, HalfOfTheFitAPowerOfTwoCapped) {
+  constexpr uint64_t MiB = 1ull << 20, GiB = 1ull << 30, TiB = 1ull << 40;
+  EXPECT_EQ(agora::default_range_size(41 * TiB), 16 * TiB);  // no ulimit -v: the cap
+  EXPECT_EQ(agora::default_range_size(32 * TiB), 16 * TiB);  // exactly twice the cap
+  EXPECT_EQ(agora::default_range_size(32 * TiB - 1), 8 * TiB);
+  EXPECT_EQ(agora::default_range_size(31 * GiB + 900 * MiB), 8 * GiB);  // ulimit -v 64G, 200M mapped
+  EXPECT_EQ(agora::default_range_size(8 * GiB), 4 * GiB);
+  EXPECT_EQ(agora::default_range_size(2 * MiB), 1 * MiB);
+  EXPECT_EQ(agora::default_range_size(2 * MiB - 1), 0u);
+  EXPECT_EQ(agora::default_range_size(0), 0u);
+  EXPECT_EQ(agora::default_range_size(UINT64_MAX), 16 * TiB);
+}

@@ -105,7 +105,7 @@ TEST_F(ConfigEnv, DefaultsWithNothingSet) {
   ASSERT_TRUE(config_from_env(&c, &error, {"sc"}));
   Config defaults;
   EXPECT_EQ(c.protocol, defaults.protocol);
-  EXPECT_EQ(c.memory_bytes, 4ull << 30);
+  EXPECT_EQ(c.memory_bytes, 0u);  // chosen at start (src/memory/default_range_size.h)
   EXPECT_EQ(c.threads_per_rank, 1u);
   EXPECT_EQ(c.hang_timeout_s, 0u);
 }
