@@ -205,6 +205,7 @@ void Runtime::create_sync_services() {
 int Runtime::stop() {
   gptr_.release();          // this rank's global-pointer writes reach their homes
   finish_threads();         // ends with a barrier
+  rank_calls_->stop();      // no thread runs anywhere: no call comes any more
   fetch_program_windows();  // memory servers: rank 0's copies of the globals become final
   {
     // Nothing can hang from here on; and a watch message sent now could
