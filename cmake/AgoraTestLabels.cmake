@@ -57,6 +57,10 @@ set(AGORA_FULL_TIER_ONLY
   # libc's process-wide state (random generators, environment, directory):
   # the shims are protocol independent; sc and hlrc run it in the fast tier.
   "^program_process_state_2_regc$"
+  # Job-wide descriptors (1-2 s each): forwarding is rank calls and the
+  # table one address-named lock, the same under every protocol; hlrc runs
+  # every mode in the fast tier.
+  "^program_descriptors_(share|closed)_2_(sc|regc)$"
   # The stress matrix (2-8 ranks, 1-2 threads per rank, every protocol, with
   # and without a cache, memory servers; about 10 minutes): the fast tier
   # keeps 2x2 runs under hlrc and regc (with the cache), the race-injection

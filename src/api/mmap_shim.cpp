@@ -35,6 +35,7 @@
 #include "agora/agora.h"
 #include "common/log.h"
 #include "program/program_abi.h"
+#include "program/program_descriptors.h"
 #include "program/program_state.h"
 #include "runtime/runtime.h"
 
@@ -51,6 +52,9 @@ void *__real_mremap(void *, size_t, size_t, int, ...);
 int __real_msync(void *, size_t, int);
 int __real_mprotect(void *, size_t, int);
 int __real_madvise(void *, size_t, int);
+// The program's descriptors are job-wide (program/program_descriptors.cpp).
+ssize_t __wrap_pread(int, void *, size_t, off_t);
+int __wrap_fstat(int, struct stat *);
 }
 
 namespace {
@@ -158,7 +162,7 @@ bool fill_from_file(int fd, off_t offset, char *to, size_t n) {
   size_t done = 0;
   while (done < n) {
     size_t want = n - done < kChunk ? n - done : kChunk;
-    ssize_t got = pread(fd, buf.get(), want, offset + (off_t)done);
+    ssize_t got = __wrap_pread(fd, buf.get(), want, offset + (off_t)done);  // on the descriptor's owner
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       int err = errno;
@@ -212,8 +216,9 @@ void *map(void *addr, size_t length, int prot, int flags, int fd, off64_t offset
   struct stat st {};
   if (!anonymous) {
     if (offset < 0 || offset % (off64_t)kPage != 0) return fail(EINVAL);
-    if (fstat(fd, &st) != 0) return fail(EBADF);
-    int mode = fcntl(fd, F_GETFL);
+    // The descriptor may be another rank's (program_descriptors.cpp).
+    if (__wrap_fstat(fd, &st) != 0) return fail(EBADF);
+    int mode = agora::program_fd_status_flags(fd);
     if (mode < 0) return fail(EBADF);
     // The kernel's checks: a mapping reads the file; a shared writable one writes it.
     bool shared_write = type != MAP_PRIVATE && (prot & PROT_WRITE);

@@ -66,6 +66,26 @@ struct agora_program_key {
 };
 void agora_program_keys(struct agora_program_key *table);
 
+/* File descriptors (program/program_descriptors.cpp): the job's table of
+ * the program's descriptors, defined in the startup object in the shared
+ * .bss like the keys, read and written under the address-named lock of the
+ * table. owner[n] is the rank that opened descriptor n, plus one (0: not a
+ * descriptor of the program). */
+#define AGORA_PROGRAM_FDS 4096
+#define AGORA_PROGRAM_STREAMS 512
+struct agora_program_fds {
+    uint64_t lock;
+    int32_t owner[AGORA_PROGRAM_FDS];
+    /* The program's open streams (FILE * of fopen & co) and their ranks
+     * (plus one; 0: a free entry), to name another rank's stream. */
+    struct {
+        uint64_t stream;
+        int32_t owner;
+        int32_t pad;
+    } streams[AGORA_PROGRAM_STREAMS];
+};
+void agora_program_descriptors(struct agora_program_fds *table);
+
 /* The heap: active once Agora runs in program mode. */
 int agora_program_heap_active(void);
 int agora_program_heap_owns(const void *p); /* allocated by agora_program_malloc & co */

@@ -26,6 +26,8 @@ extern agora_fini_fn __agora_program_fini_start[], __agora_program_fini_end[];
  * except this section, which agora-program.ld puts in the shared .bss. */
 __attribute__((
     section(".bss.agora_shared"))) static struct agora_program_key agora_program_key_table[AGORA_PROGRAM_KEYS];
+/* The job's table of the program's file descriptors (program_descriptors.cpp). */
+__attribute__((section(".bss.agora_shared"), aligned(4096))) static struct agora_program_fds agora_program_fd_table;
 /* libc's process-wide state made job-wide (the random generators' states:
  * program_libc.cpp): pages of the program's shared .bss, although this
  * object's own data stays per rank. agora-program.ld places the section
@@ -45,6 +47,7 @@ __attribute__((constructor(102))) static void agora_program_constructor(int argc
 {
     (void)envp;
     agora_program_keys(agora_program_key_table);
+    agora_program_descriptors(&agora_program_fd_table);
     agora_program_libc_state(agora_libc_pages, sizeof agora_libc_pages);
     agora_program_omp_state(agora_omp_page, sizeof agora_omp_page);
     agora_program_destructors(__agora_program_fini_start, __agora_program_fini_end);

@@ -44,6 +44,7 @@
 //   runtime_thread_sync.cpp, runtime_thread_reduce.cpp  sync among threads
 //   program_windows_setup.cpp, global_stacks.cpp   program mode
 //   runtime_server.cpp     a memory server's serving loop (docs/memory-servers.md)
+//   runtime_rank_calls.cpp calls run on another rank (rank_calls/: its workers)
 //   runtime_cache.cpp, runtime_one_sided.cpp, runtime_doorbells.cpp,
 //   runtime_home_writes.cpp, runtime_gptr.cpp      the subsystems' host adapters
 // Process-wide helpers they share (fault target, thread tokens): runtime_internal.h.
@@ -72,6 +73,7 @@
 #include "runtime/memory_servers/memory_servers.h"
 #include "runtime/one_sided/one_sided_reads.h"
 #include "runtime/phase_times.h"
+#include "runtime/rank_calls/rank_calls.h"
 #include "sync/atomic_service.h"
 #include "sync/barrier_service.h"
 #include "sync/collective_ledger.h"
@@ -210,6 +212,11 @@ class Runtime final : public EngineHost {
   // there, after acquiring the caller's writes (ThreadService::request_exit).
   void request_job_exit(int status, bool quick);
   void set_job_exit_handler(std::function<void(int status, bool quick)> handler);
+  // Runs `request` on rank `target` through the handler set there
+  // (runtime_rank_calls.cpp; program mode's job-wide descriptors) and
+  // returns its reply. 0 or a negative status.
+  int rank_call(Rank target, Payload request, std::vector<std::byte> *reply);
+  void set_rank_call_handler(RankCalls::Handler handler) { rank_calls_->set_handler(std::move(handler)); }
   // Ends the job at once with status, without finalize (runtime_start.cpp):
   // mpirun stops the other ranks.
   [[noreturn]] void end_job_now(int status);
@@ -270,7 +277,8 @@ class Runtime final : public EngineHost {
     Placed,
     ThreadReduce,
     Gptr,
-    Flush
+    Flush,
+    RankCall
   };
   struct WaitNote {
     WaitKind kind;
@@ -398,6 +406,12 @@ class Runtime final : public EngineHost {
   std::optional<SemaphoreService> semaphores_;
   std::optional<ConditionService> conditions_;
   std::optional<MemoryService> memory_;  // remote frees, placed allocations
+  // Calls other ranks ask this one to run (rank_calls/): never deleted, as
+  // its detached workers may outlive the runtime.
+  void rank_call_reply(Rank to, uint64_t token, const std::vector<std::byte> &reply);
+  void rank_call_message(const MsgHeader &m, Payload p);  // lock_ held
+  RankCalls *rank_calls_ = new RankCalls(
+      [this](Rank to, uint64_t token, const std::vector<std::byte> &reply) { rank_call_reply(to, token, reply); });
   // Global pointers: the engine and its segment, under their own lock (taken
   // after lock_ when both are held; a cache hit takes it alone, so it never
   // waits for the service thread's polling). GlobalPointersSide:

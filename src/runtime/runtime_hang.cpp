@@ -101,6 +101,9 @@ std::string Runtime::describe_wait(const WaitNote &n) const {
                                : "agora_gptr_store_sync",
                     (int)n.a);
       break;
+    case WaitKind::RankCall:
+      std::snprintf(line, sizeof line, "a call run on rank %d (a file descriptor it owns)", (int)n.a);
+      break;
     case WaitKind::FinalizeThreads:
       std::snprintf(line, sizeof line,
                     "agora_finalize, waiting for this rank's %zu agora threads to return "

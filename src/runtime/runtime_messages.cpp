@@ -81,6 +81,9 @@ void Runtime::dispatch(const MsgHeader &m, Payload p) {
     case Channel::Server:
       servers_.on_message(m, p);
       break;
+    case Channel::RankCall:
+      rank_call_message(m, p);
+      break;
     case Channel::Gptr: {
       gptr_.on_message(m, p);
       break;

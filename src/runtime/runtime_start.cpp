@@ -250,8 +250,9 @@ void Runtime::create_sync_services() {
 
 int Runtime::stop() {
   phases_.begin();
-  gptr_.release();   // this rank's global-pointer writes reach their homes
-  finish_threads();  // ends with a barrier
+  gptr_.release();      // this rank's global-pointer writes reach their homes
+  finish_threads();     // ends with a barrier
+  rank_calls_->stop();  // no thread runs anywhere: no call comes any more
   phases_.mark("threads+barrier");
   fetch_program_windows();  // memory servers: rank 0's copies of the globals become final
   {

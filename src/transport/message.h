@@ -25,7 +25,8 @@ enum class Channel : uint16_t {
   Condition = 10,
   ThreadReduce = 11,
   Gptr = 12,
-  Server = 20  // memory servers (src/runtime/runtime_server.cpp)
+  RankCall = 13,  // calls run on another rank (src/runtime/rank_calls/)
+  Server = 20     // memory servers (src/runtime/runtime_server.cpp)
 };
 
 struct MsgHeader {
