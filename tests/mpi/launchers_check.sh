@@ -96,12 +96,6 @@ cat >"$fake/scontrol" <<'FAKE'
 printf 'MpiDefault              = %s\nMpiParams               = (null)\n' "${FAKE_MPI_DEFAULT:-pmix_v4}"
 FAKE
 chmod +x "$fake/scontrol"
-# The plugin agorarun picks for this build's MPI when the site has none.
-case "$("$(dirname "$agorarun")/agora-info" | sed -n 's/^ *MPI (build) *//p')" in
-  "Open MPI"*) build_plugin=--mpi=pmix ;;
-  MPICH*) build_plugin=--mpi=pmi2 ;;
-  *) build_plugin="" ;;
-esac
 
 # configured VENDOR LAUNCHER: a copy of agorarun built for VENDOR (openmpi or
 # mpich) whose launcher is LAUNCHER (cmake/AgoraMpi.cmake); prints its path.
@@ -115,6 +109,8 @@ configured() {
 openmpi_agorarun=$(configured openmpi "$fake/mpirun")
 mpich_agorarun=$(configured mpich "$fake/mpiexec")
 agorarun=$openmpi_agorarun
+# The plugin agorarun picks for Open MPI when the site has none.
+build_plugin=--mpi=pmix
 
 # ---- Slurm: SLURM_JOB_ID and srun on PATH ------------------------------------
 make_fake mpiexec "$openmpi_version"
@@ -136,6 +132,11 @@ dry srun_site_mpi_none "SLURM_JOB_ID=7 FAKE_MPI_DEFAULT=none" \
   "srun -n 2 $build_plugin --cpu-bind=none --export=ALL prog" -n 2 prog
 dry srun_site_unknown "SLURM_JOB_ID=7 FAKE_MPI_DEFAULT=fail" \
   "srun -n 2 --time=0:20 $build_plugin --cpu-bind=none --export=ALL prog" -n 2 --timeout 20 prog
+# An MPICH build of Agora: pmi2 (Debian's MPICH has no pmix support).
+agorarun=$mpich_agorarun
+dry srun_site_mpi_none_mpich "SLURM_JOB_ID=7 FAKE_MPI_DEFAULT=none" \
+  "srun -n 2 --mpi=pmi2 --cpu-bind=none --export=ALL prog" -n 2 prog
+agorarun=$openmpi_agorarun
 dry srun_user_mpi "SLURM_JOB_ID=7 FAKE_MPI_DEFAULT=none" \
   "srun -n 2 --mpi=pmi2 --cpu-bind=none --export=ALL prog" -n 2 --mpi=pmi2 prog
 dry srun_env_mpi "SLURM_JOB_ID=7 FAKE_MPI_DEFAULT=none SLURM_MPI_TYPE=pmix_v4" \
