@@ -168,9 +168,11 @@ class ProtocolEngine {
   // ones (regc). Other protocols keep the defaults: no-ops, and the lock
   // hand-off hooks are release()/release_info()/acquire().
   //
-  // A thread of this rank is about to request `lock`: call `ready` when the
-  // request may leave (regc: once this rank's ordinary stores are performed at
-  // every rank, rule 1). May call it before returning.
+  // A thread of this rank is about to request `lock` (the request leaves
+  // right after this returns): call `ready` when the span may start, once
+  // granted (regc: once this rank's ordinary stores are performed at every
+  // rank, rule 1). May call it before returning. A trylock's request waits
+  // for `ready` instead (a busy answer starts no span to wait for).
   virtual void span_begin(uint64_t lock, std::function<void()> ready) {
     (void)lock;
     ready();
@@ -294,6 +296,10 @@ struct EngineOptions {
   // update lacks those writes (regc_home_writes.cpp). RegcReleaseSkipsSpans:
   // a thread-sync release (thread barrier, post, create) broadcasts only
   // ordinary entries, not the spans' (regc_publish.cpp).
+  // RegcSpanStartsAtGrant: a span starts when its lock is granted, before
+  // its rule-1 broadcast is acknowledged. RegcBroadcastOwnHomesOnly: a
+  // broadcast leaves out every page homed elsewhere, not only at the
+  // receiver (regc_publish.cpp).
   enum class Mutation {
     None,
     RegcSkipRule1,
@@ -302,7 +308,9 @@ struct EngineOptions {
     ScBatchSkipsReader,
     RegcHomeWriteNoNotice,
     RegcStandingTwinRebased,
-    RegcReleaseSkipsSpans
+    RegcReleaseSkipsSpans,
+    RegcSpanStartsAtGrant,
+    RegcBroadcastOwnHomesOnly
   } mutation = Mutation::None;
   // hlrc's write tracking and one-sided reads (sim_hlrc_test): a collected
   // home write gives no notice; a page newly shared by a one-sided reader

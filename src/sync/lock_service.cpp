@@ -24,11 +24,29 @@ int LockService::acquire(uint64_t lock, uint64_t thread, Waiter *w, bool try_onl
                          {r.view.data(), r.view.size()});
     }
   };
-  if (engine_)
-    engine_->span_begin(lock, std::move(request));
-  else
+  if (!engine_) {
     request();
+  } else if (try_only) {
+    engine_->span_begin(lock, std::move(request));  // a busy answer must not wait for a span start
+  } else {
+    // The request travels while the protocol prepares the span (regc's
+    // rule-1 broadcast): the span starts when both are done.
+    starting_[token] = {};
+    engine_->span_begin(lock, [this, token] { span_ready(token); });
+    request();
+  }
   return AGORA_OK;
+}
+
+void LockService::span_ready(uint64_t token) {
+  auto it = starting_.find(token);
+  AGORA_ASSERT(it != starting_.end());  // one readiness per acquire
+  if (!it->second.granted) {
+    it->second.ready = true;
+    return;
+  }
+  starting_.erase(it);
+  reinterpret_cast<Waiter *>(token)->complete(AGORA_OK);
 }
 
 int LockService::release(uint64_t lock, uint64_t thread, const std::vector<StoreRange> *stores) {
@@ -219,6 +237,14 @@ void LockService::granted_here(uint64_t lock, uint64_t token, Payload info) {
   pending_thread_.erase(it);
   host_.stats().lock_acquires++;
   if (carries_consistency()) engine_->lock_acquire(lock, info);
+  auto starting = starting_.find(token);
+  if (starting != starting_.end()) {
+    if (!starting->second.ready) {
+      starting->second.granted = true;  // span_ready completes it
+      return;
+    }
+    starting_.erase(starting);
+  }
   reinterpret_cast<Waiter *>(token)->complete(AGORA_OK);
 }
 
