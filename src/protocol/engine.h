@@ -193,8 +193,9 @@ class ProtocolEngine {
     (void)lock;
     release_info(view, out);
   }
-  // Called on every grant of `lock` to a thread of this rank (empty info:
-  // the lock was last released on this rank, or never).
+  // Called when a span of `lock` starts on this rank: granted, and ready
+  // after span_begin (empty info: the lock was last released on this rank,
+  // or never).
   virtual void lock_acquire(uint64_t lock, Payload info) {
     (void)lock;
     acquire(info);

@@ -45,7 +45,9 @@ void LockService::span_ready(uint64_t token) {
     it->second.ready = true;
     return;
   }
+  Starting started = std::move(it->second);
   starting_.erase(it);
+  if (carries_consistency()) engine_->lock_acquire(started.lock, {started.info.data(), started.info.size()});
   reinterpret_cast<Waiter *>(token)->complete(AGORA_OK);
 }
 
@@ -236,15 +238,19 @@ void LockService::granted_here(uint64_t lock, uint64_t token, Payload info) {
   holder_thread_[lock] = it->second;
   pending_thread_.erase(it);
   host_.stats().lock_acquires++;
-  if (carries_consistency()) engine_->lock_acquire(lock, info);
   auto starting = starting_.find(token);
   if (starting != starting_.end()) {
     if (!starting->second.ready) {
-      starting->second.granted = true;  // span_ready completes it
+      // span_ready starts the span: the protocol takes the lock's log then,
+      // so that what came meanwhile is settled with it.
+      starting->second.granted = true;
+      starting->second.lock = lock;
+      starting->second.info.assign(info.data, info.data + info.size);
       return;
     }
     starting_.erase(starting);
   }
+  if (carries_consistency()) engine_->lock_acquire(lock, info);
   reinterpret_cast<Waiter *>(token)->complete(AGORA_OK);
 }
 

@@ -124,6 +124,8 @@ class LockService {
   struct Starting {
     bool granted = false;
     bool ready = false;
+    uint64_t lock = 0;            // once granted: the lock ...
+    std::vector<std::byte> info;  // ... and what its grant carried
   };
   std::unordered_map<uint64_t, Starting> starting_;  // waiter token -> progress
 };

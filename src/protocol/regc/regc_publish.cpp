@@ -261,8 +261,9 @@ void RegcEngine::acquire(Payload info) {
 // The lock request leaves at once (LockService); the span starts when it is
 // granted *and* this has called `ready`: every rank has applied this rank's
 // ordinary entries (rule 1 is about when a span starts, not when its
-// request leaves). Entries that came between the grant and then belong to
-// spans that started before this one: settle them as at the grant.
+// request leaves). The lock's log is applied, and missing updates settled,
+// at that start (lock_acquire), not at the grant: what comes between the
+// two belongs to spans that started before this one.
 void RegcEngine::span_begin(uint64_t lock, std::function<void()> ready) {
   (void)lock;
   record(close_interval(Closing::Ordinary, nullptr), Closing::Ordinary);
@@ -271,10 +272,7 @@ void RegcEngine::span_begin(uint64_t lock, std::function<void()> ready) {
     ready();
     return;
   }
-  broadcast_then([this, ready = std::move(ready)] {
-    settle_early_updates();
-    ready();
-  });
+  broadcast_then(std::move(ready));
 }
 
 void RegcEngine::lock_acquire(uint64_t lock, Payload info) {
