@@ -168,9 +168,11 @@ class ProtocolEngine {
   // ones (regc). Other protocols keep the defaults: no-ops, and the lock
   // hand-off hooks are release()/release_info()/acquire().
   //
-  // A thread of this rank is about to request `lock`: call `ready` when the
-  // request may leave (regc: once this rank's ordinary stores are performed at
-  // every rank, rule 1). May call it before returning.
+  // A thread of this rank is about to request `lock` (the request leaves
+  // right after this returns): call `ready` when the span may start, once
+  // granted (regc: once this rank's ordinary stores are performed at every
+  // rank, rule 1). May call it before returning. A trylock's request waits
+  // for `ready` instead (a busy answer starts no span to wait for).
   virtual void span_begin(uint64_t lock, std::function<void()> ready) {
     (void)lock;
     ready();
@@ -191,8 +193,9 @@ class ProtocolEngine {
     (void)lock;
     release_info(view, out);
   }
-  // Called on every grant of `lock` to a thread of this rank (empty info:
-  // the lock was last released on this rank, or never).
+  // Called when a span of `lock` starts on this rank: granted, and ready
+  // after span_begin (empty info: the lock was last released on this rank,
+  // or never).
   virtual void lock_acquire(uint64_t lock, Payload info) {
     (void)lock;
     acquire(info);
@@ -294,6 +297,10 @@ struct EngineOptions {
   // update lacks those writes (regc_home_writes.cpp). RegcReleaseSkipsSpans:
   // a thread-sync release (thread barrier, post, create) broadcasts only
   // ordinary entries, not the spans' (regc_publish.cpp).
+  // RegcSpanStartsAtGrant: a span starts when its lock is granted, before
+  // its rule-1 broadcast is acknowledged. RegcBroadcastOwnHomesOnly: a
+  // broadcast leaves out every page homed elsewhere, not only at the
+  // receiver (regc_publish.cpp).
   enum class Mutation {
     None,
     RegcSkipRule1,
@@ -302,7 +309,9 @@ struct EngineOptions {
     ScBatchSkipsReader,
     RegcHomeWriteNoNotice,
     RegcStandingTwinRebased,
-    RegcReleaseSkipsSpans
+    RegcReleaseSkipsSpans,
+    RegcSpanStartsAtGrant,
+    RegcBroadcastOwnHomesOnly
   } mutation = Mutation::None;
   // hlrc's write tracking and one-sided reads (sim_hlrc_test): a collected
   // home write gives no notice; a page newly shared by a one-sided reader

@@ -24,11 +24,31 @@ int LockService::acquire(uint64_t lock, uint64_t thread, Waiter *w, bool try_onl
                          {r.view.data(), r.view.size()});
     }
   };
-  if (engine_)
-    engine_->span_begin(lock, std::move(request));
-  else
+  if (!engine_) {
     request();
+  } else if (try_only) {
+    engine_->span_begin(lock, std::move(request));  // a busy answer must not wait for a span start
+  } else {
+    // The request travels while the protocol prepares the span (regc's
+    // rule-1 broadcast): the span starts when both are done.
+    starting_[token] = {};
+    engine_->span_begin(lock, [this, token] { span_ready(token); });
+    request();
+  }
   return AGORA_OK;
+}
+
+void LockService::span_ready(uint64_t token) {
+  auto it = starting_.find(token);
+  AGORA_ASSERT(it != starting_.end());  // one readiness per acquire
+  if (!it->second.granted) {
+    it->second.ready = true;
+    return;
+  }
+  Starting started = std::move(it->second);
+  starting_.erase(it);
+  if (carries_consistency()) engine_->lock_acquire(started.lock, {started.info.data(), started.info.size()});
+  reinterpret_cast<Waiter *>(token)->complete(AGORA_OK);
 }
 
 int LockService::release(uint64_t lock, uint64_t thread, const std::vector<StoreRange> *stores) {
@@ -218,6 +238,18 @@ void LockService::granted_here(uint64_t lock, uint64_t token, Payload info) {
   holder_thread_[lock] = it->second;
   pending_thread_.erase(it);
   host_.stats().lock_acquires++;
+  auto starting = starting_.find(token);
+  if (starting != starting_.end()) {
+    if (!starting->second.ready) {
+      // span_ready starts the span: the protocol takes the lock's log then,
+      // so that what came meanwhile is settled with it.
+      starting->second.granted = true;
+      starting->second.lock = lock;
+      starting->second.info.assign(info.data, info.data + info.size);
+      return;
+    }
+    starting_.erase(starting);
+  }
   if (carries_consistency()) engine_->lock_acquire(lock, info);
   reinterpret_cast<Waiter *>(token)->complete(AGORA_OK);
 }

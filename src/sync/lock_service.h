@@ -9,8 +9,9 @@
 // releaser to publish its writes and grant the lock itself, with the notices
 // the acquirer lacks (one extra message unless the manager is the releaser).
 // A lock passing between threads of one rank needs neither. Every acquire
-// and release is also a span boundary for the protocol (span_begin before
-// the request leaves, span_end before the release does): regc needs them.
+// and release is also a span boundary for the protocol (span_begin as the
+// request leaves, the acquire completing once the lock is granted and the
+// protocol is ready; span_end before the release leaves): regc needs them.
 //
 // Lock ids are handed out in creation order, so ranks that create different
 // numbers of locks would silently use different ids for "the same" lock. A
@@ -109,6 +110,8 @@ class LockService {
   void grant(uint64_t lock, const Managed &l, Requester r);
   void hand_off(uint64_t lock, Requester r);
   void granted_here(uint64_t lock, uint64_t token, Payload info);
+  // The protocol is ready for the span of waiter `token` (span_begin).
+  void span_ready(uint64_t token);
 
   ComponentHost &host_;
   ProtocolEngine *engine_ = nullptr;
@@ -117,6 +120,14 @@ class LockService {
   std::unordered_map<uint64_t, Managed> managed_;          // locks this rank manages
   std::unordered_map<uint64_t, uint64_t> holder_thread_;   // locks held on this rank -> thread
   std::unordered_map<uint64_t, uint64_t> pending_thread_;  // waiter token -> thread
+  // Acquires whose grant and protocol readiness are not both in yet.
+  struct Starting {
+    bool granted = false;
+    bool ready = false;
+    uint64_t lock = 0;            // once granted: the lock ...
+    std::vector<std::byte> info;  // ... and what its grant carried
+  };
+  std::unordered_map<uint64_t, Starting> starting_;  // waiter token -> progress
 };
 
 }  // namespace agora

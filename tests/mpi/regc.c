@@ -6,12 +6,20 @@
  *        lock B (another lock, another manager) and must see the store. Under
  *        hlrc (release consistency per lock) it need not: the test fails there.
  *   regc nested ITERATIONS          rule 2 with nested spans: a store in B
- *        nested in A travels with both locks, a store in A only with A
+ *        nested in A travels with both locks, a store in A only with A.
+ *        Rank 1 spins (lock, look, unlock) on B, which it manages, while rank
+ *        0 asks for it: at most 2000 turns per iteration on average (its
+ *        requests were left unserved for milliseconds: ~20 000 turns)
  *   regc accumulator ITERATIONS updates|fetches
  *        every rank adds to one lock-protected word. `updates`: the word's page
  *        is fetched at most twice per rank and updates are applied (regc's
  *        fine-grain updates); `fetches`: the page moves at most acquires (any
- *        protocol). The sum is checked either way. */
+ *        protocol). The sum is checked either way.
+ *   regc homes ITERATIONS          (2 ranks) rank 1 stores to a page homed on
+ *        rank 0 before each span. Rule 1 needs the store applied at rank 0
+ *        before the span starts, and the home's acknowledgement of the diff
+ *        says so: no broadcast. Counted against the same spans without the
+ *        store, the store costs rank 1 exactly one message (the diff) per span. */
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,6 +92,7 @@ static void nested(int iters)
     agora_lock_t *locks = test_lock_array_create(2);
     agora_lock_t *a = &locks[0], *b = &locks[1];
     int me = agora_rank();
+    long turns = 0; /* rank 1's spin acquires */
     for (int it = 1; it <= iters; it++) {
         if (me == 0) {
             agora_lock(a);
@@ -98,6 +107,7 @@ static void nested(int iters)
             long f;
             do {
                 agora_lock(b);
+                turns++;
                 f = *fb;
                 long seen = *x;
                 agora_unlock(b);
@@ -105,6 +115,7 @@ static void nested(int iters)
             } while (f != it);
             do {
                 agora_lock(a);
+                turns++;
                 f = *fa;
                 long sx = *x, sy = *y;
                 agora_unlock(a);
@@ -113,6 +124,10 @@ static void nested(int iters)
         }
         agora_barrier();
     }
+    CHECK(turns <= 2000L * iters,
+          "rank 1 spun %ld turns per iteration waiting for rank 0's spans: rank 0's requests for "
+          "a lock spun on here are not being served",
+          turns / iters);
 }
 
 static void accumulator(int iters, const char *expect)
@@ -143,6 +158,39 @@ static void accumulator(int iters, const char *expect)
         printf("accumulator: rank 0 fetched the page %ld times, applied %ld updates\n", fetched, updates);
 }
 
+static void homes(int iters)
+{
+    CHECK(agora_nranks() == 2, "homes runs on 2 ranks, not %d", agora_nranks());
+    long *data = test_alloc_placed(PAGE, AGORA_PLACE_RANK, 0);
+    agora_lock_t *lock = test_lock_create();
+    agora_barrier();
+    if (agora_rank() == 1) {
+        data[0] = 0; /* the copy is here and written once: no fetch below */
+        agora_lock(lock);
+        agora_unlock(lock);
+        long m0 = stat_value("messages_sent");
+        for (int i = 0; i < iters; i++) {
+            agora_lock(lock);
+            agora_unlock(lock);
+        }
+        long m1 = stat_value("messages_sent");
+        for (int i = 0; i < iters; i++) {
+            data[0] = i + 1;
+            agora_lock(lock);
+            agora_unlock(lock);
+        }
+        long m2 = stat_value("messages_sent");
+        printf("homes: rank 1 sent %ld messages for %d spans, %ld with a store to rank 0's page before each\n", m1 - m0,
+               iters, m2 - m1);
+        CHECK(m2 - m1 - (m1 - m0) == iters,
+              "the stores cost %ld messages in %d spans: expected one diff per span and no broadcast to the "
+              "page's home",
+              m2 - m1 - (m1 - m0), iters);
+    }
+    agora_barrier();
+    CHECK(data[0] == iters, "rank 0's page holds %ld, expected %d", data[0], iters);
+}
+
 int main(int argc, char **argv)
 {
     agora_init(&argc, &argv);
@@ -153,10 +201,12 @@ int main(int argc, char **argv)
         cross_lock(iters, argv[3]);
     } else if (!strcmp(how, "nested")) {
         nested(iters);
+    } else if (!strcmp(how, "homes")) {
+        homes(iters);
     } else if (!strcmp(how, "accumulator")) {
         accumulator(iters, argc > 3 ? argv[3] : "fetches");
     } else {
-        CHECK(0, "usage: regc crosslock|nested|accumulator ITERATIONS ...");
+        CHECK(0, "usage: regc crosslock|nested|accumulator|homes ITERATIONS ...");
     }
     PASS(how);
     agora_finalize();

@@ -105,6 +105,10 @@ const char *mutation_name(EngineOptions::Mutation m) {
       return "RegcStandingTwinRebased";
     case EngineOptions::Mutation::RegcReleaseSkipsSpans:
       return "RegcReleaseSkipsSpans";
+    case EngineOptions::Mutation::RegcSpanStartsAtGrant:
+      return "RegcSpanStartsAtGrant";
+    case EngineOptions::Mutation::RegcBroadcastOwnHomesOnly:
+      return "RegcBroadcastOwnHomesOnly";
   }
   return "?";
 }

@@ -209,6 +209,22 @@ TEST(SimRegc, CheckerCatchesRegcReleaseSkippingSpans) {
   expect_mutation_caught("regc", EngineOptions::Mutation::RegcReleaseSkipsSpans, "RegcReleaseSkipsSpans");
   expect_mutation_caught("regc-page", EngineOptions::Mutation::RegcReleaseSkipsSpans, "RegcReleaseSkipsSpans");
 }
+// The lock request leaves with the rule-1 broadcast (issue 29): a span that
+// starts at its grant, before every rank acknowledged that broadcast, breaks
+// rule 1 for a span of another lock started meanwhile.
+TEST(SimRegc, CheckerCatchesRegcSpanStartingAtGrant) {
+  SKIP_UNLESS_BUILT("regc");
+  expect_mutation_caught("regc", EngineOptions::Mutation::RegcSpanStartsAtGrant, "RegcSpanStartsAtGrant");
+  expect_mutation_caught("regc-page", EngineOptions::Mutation::RegcSpanStartsAtGrant, "RegcSpanStartsAtGrant");
+}
+// A broadcast leaves out only each page's home (which applied the diff
+// before numbering it); leaving out every page homed elsewhere loses the
+// stores for a third rank.
+TEST(SimRegc, CheckerCatchesRegcBroadcastLeavingOutOtherHomes) {
+  SKIP_UNLESS_BUILT("regc");
+  expect_mutation_caught("regc", EngineOptions::Mutation::RegcBroadcastOwnHomesOnly, "RegcBroadcastOwnHomesOnly");
+  expect_mutation_caught("regc-page", EngineOptions::Mutation::RegcBroadcastOwnHomesOnly, "RegcBroadcastOwnHomesOnly");
+}
 TEST(SimRegc, CheckerCatchesRegcPageSkippingRule1) {
   SKIP_UNLESS_BUILT("regc-page");
   expect_mutation_caught("regc-page", EngineOptions::Mutation::RegcSkipRule1, "RegcSkipRule1");

@@ -15,8 +15,9 @@
 // by several paths, in any order, more than once.
 //
 //   - span_begin (rule 1): close the interval, then broadcast its entries to
-//     every rank and wait for every acknowledgement before the lock request
-//     leaves. Any span that starts later anywhere has them applied.
+//     every rank but their pages' homes, while the lock request travels; the
+//     span starts once granted and every acknowledgement is in. Any span
+//     that starts later anywhere has them applied.
 //   - span_end (rule 2): close the interval; its entries join the lock's log,
 //     which travels with the lock to the next holder and is applied there.
 //   - barriers (rule 3): each rank's entries since the last barrier go round.
@@ -180,6 +181,9 @@ class RegcEngine final : public ProtocolEngine {
   void on_diffs_ack(const MsgHeader &m, Payload p);
   void when_acknowledged(std::function<void()> fn);
   void broadcast_then(std::function<void()> fn);
+  // Sends unbroadcast_ to the ranks that lack it (all of it, or only its
+  // entries the homes have numbered), counting the acknowledgements due.
+  void send_unbroadcast(bool numbered_only);
   void on_entries(const MsgHeader &m, Payload p);
   void on_entries_ack();
 

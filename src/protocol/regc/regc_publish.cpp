@@ -160,18 +160,12 @@ void RegcEngine::when_acknowledged(std::function<void()> fn) {
 }
 
 void RegcEngine::broadcast_then(std::function<void()> fn) {
+  // Entries already numbered leave now; the others once their homes have
+  // numbered them (a receiver needs the version). fn runs when every rank
+  // has applied both.
+  send_unbroadcast(/*numbered_only=*/true);
   when_acknowledged([this, fn = std::move(fn)] {
-    if (!unbroadcast_.empty() && options_.mutation != EngineOptions::Mutation::RegcSkipRule1) {
-      std::vector<std::byte> buf;
-      unbroadcast_.encode(&buf);
-      for (const auto &e : unbroadcast_.entries()) e->broadcast = true;  // barriers need not carry them
-      unbroadcast_.clear();
-      for (Rank r = 0; r < host_.nranks(); ++r) {
-        if (r == host_.rank()) continue;
-        host_.send_request(r, {Channel::Protocol, kEntries, 0, 0, 0, 0}, {buf.data(), buf.size()});
-        ++broadcast_acks_outstanding_;
-      }
-    }
+    send_unbroadcast(/*numbered_only=*/false);
     // Acknowledgements come back in order, so once none is outstanding
     // every broadcast sent so far (this one included) has been applied.
     if (broadcast_acks_outstanding_ == 0)
@@ -179,6 +173,39 @@ void RegcEngine::broadcast_then(std::function<void()> fn) {
     else
       on_broadcast_.push_back(fn);
   });
+}
+
+void RegcEngine::send_unbroadcast(bool numbered_only) {
+  if (unbroadcast_.empty() || options_.mutation == EngineOptions::Mutation::RegcSkipRule1) return;
+  std::vector<RegcEntryRef> going;
+  RegcLog waiting;
+  for (const auto &e : unbroadcast_.entries()) {
+    if (numbered_only && e->version == 0)
+      waiting.add(e);
+    else
+      going.push_back(e);
+  }
+  unbroadcast_.clear();
+  unbroadcast_.add_all(waiting);
+  for (const auto &e : going) e->broadcast = true;  // barriers need not carry them
+  // A page's home has every numbered entry of it applied (numbering is
+  // applying), so its rank is not told again; a rank left with nothing to
+  // be told gets no message.
+  const bool own_homes_only = options_.mutation == EngineOptions::Mutation::RegcBroadcastOwnHomesOnly;
+  for (Rank r = 0; r < host_.nranks(); ++r) {
+    if (r == host_.rank()) continue;
+    RegcLog to_r;
+    for (const auto &e : going) {
+      const Rank home = host_.home_of(e->page);
+      const bool applied_at_r = e->version != 0 && (own_homes_only ? home != host_.rank() : home == r);
+      if (!applied_at_r) to_r.add(e);
+    }
+    if (to_r.empty()) continue;
+    std::vector<std::byte> buf;
+    to_r.encode(&buf);
+    host_.send_request(r, {Channel::Protocol, kEntries, 0, 0, 0, 0}, {buf.data(), buf.size()});
+    ++broadcast_acks_outstanding_;
+  }
 }
 
 void RegcEngine::on_entries(const MsgHeader &m, Payload p) {
@@ -231,9 +258,20 @@ void RegcEngine::acquire(Payload info) {
   settle_early_updates();
 }
 
+// The lock request leaves at once (LockService); the span starts when it is
+// granted *and* this has called `ready`: every rank has applied this rank's
+// ordinary entries (rule 1 is about when a span starts, not when its
+// request leaves). The lock's log is applied, and missing updates settled,
+// at that start (lock_acquire), not at the grant: what comes between the
+// two belongs to spans that started before this one.
 void RegcEngine::span_begin(uint64_t lock, std::function<void()> ready) {
   (void)lock;
   record(close_interval(Closing::Ordinary, nullptr), Closing::Ordinary);
+  if (options_.mutation == EngineOptions::Mutation::RegcSpanStartsAtGrant) {
+    broadcast_then([] {});
+    ready();
+    return;
+  }
   broadcast_then(std::move(ready));
 }
 
