@@ -316,8 +316,6 @@ class Runtime final : public EngineHost {
   // ---- messages in (runtime_messages.cpp) and the service thread (runtime_service.cpp) ----
   // lock_ held; delivers at most `budget` messages, returns how many.
   int poll_locked(int budget = 16);
-  // After a lock acquire: one message, if lock_ is free (runtime_locks.cpp).
-  void serve_one_message();
   void dispatch(const MsgHeader &m, Payload p);
   void service_loop();
 

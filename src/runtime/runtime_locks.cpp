@@ -33,7 +33,6 @@ int Runtime::lock(uint64_t id) {
   ObservedSpan observed(TraceKind::LockWait, id);
   WaitNote note{WaitKind::Lock, id};
   int status = timed_sync(note, [&](Waiter *w) { return locks_->acquire(id, this_thread_token(), w); });
-  if (status == AGORA_OK) serve_one_message();
   if (status == AGORA_OK) gptr_.acquire();
   if (status == AGORA_OK && store_trace_active()) store_trace_span_enter();
   if (status == AGORA_ERR_DEADLOCK)
@@ -62,17 +61,6 @@ int Runtime::lock_destroy(uint64_t id) {
         "waiter have it) before destroying it",
         (unsigned long long)id);
   return status;
-}
-
-// A lock managed and free here is granted without waiting, so the thread
-// never polls; one that spins on such a lock (lock, look, unlock) holds lock_
-// most of the time and the service thread's try_lock keeps failing: another
-// rank's request for that lock waited milliseconds (regc_nested: 80 ms per
-// iteration). Serving one message per acquire keeps those requests moving.
-void Runtime::serve_one_message() {
-  if (block_waits_ || !lock_.try_lock()) return;
-  poll_locked(1);
-  lock_.unlock();
 }
 
 uint64_t Runtime::thread_token() { return this_thread_token(); }
