@@ -186,8 +186,12 @@ int GlobalPointers::signal_init(gptr::Signal *signal) {
   // Under the lock: completions arriving for operations counted on it
   // change it there, and would otherwise land in the new signal (a count
   // below zero, or a waiter woken for another wait).
+  // Only a count says so: a signal is waited on only while operations are
+  // counted (Signal::complete clears the waiter as the count reaches zero),
+  // so a waiter beside a zero count is old bytes, e.g. a finished signal on
+  // a thread stack the C library handed to a new thread.
   std::lock_guard<std::mutex> gg(mu_);
-  if (signal->magic == gptr::Signal::kMagic && (signal->pending != 0 || signal->waiter)) {
+  if (signal->magic == gptr::Signal::kMagic && signal->pending != 0) {
     log_error(
         "agora_gptr_signal_init(%p): the signal is in use: %lld operations counted on it have not completed%s "
         "(agora_gptr_signal_wait before initialising it again)",
