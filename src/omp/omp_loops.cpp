@@ -167,6 +167,18 @@ bool long_start(Schedule s, bool ordered, long start, long end, long incr, long 
   *iend = (long)b;
   return true;
 }
+// gcc 9+'s GOMP_loop*_start family: a null istart asks only for the work
+// share to be set up (no chunk taken).
+template <class T>
+bool start_optional(const LoopSpec &spec, T *istart, T *iend, const char *call, void **mem) {
+  uint64_t a, b;
+  if (!loop_start(spec, istart ? &a : nullptr, &b, call, mem)) return false;
+  if (istart) {
+    *istart = (T)a;
+    *iend = (T)b;
+  }
+  return true;
+}
 bool long_next(long *istart, long *iend, const char *call) {
   uint64_t a, b;
   if (!loop_next(&a, &b, call, false)) return false;
@@ -275,13 +287,7 @@ bool GOMP_loop_start(long start, long end, long incr, long sched, long chunk, lo
   uint64_t c = chunk > 0 ? (uint64_t)chunk : 0;
   Schedule s = decode_schedule(sched, &c);
   LoopSpec spec{s, false, long_bounds(start, end, incr), c};
-  uint64_t a, b;
-  if (!loop_start(spec, istart ? &a : nullptr, &b, "GOMP_loop_start", mem)) return false;
-  if (istart) {
-    *istart = (long)a;
-    *iend = (long)b;
-  }
-  return true;
+  return start_optional(spec, istart, iend, "GOMP_loop_start", mem);
 }
 bool GOMP_loop_ordered_start(long start, long end, long incr, long sched, long chunk, long *istart, long *iend,
                              uintptr_t *reductions, void **mem) {
@@ -289,13 +295,7 @@ bool GOMP_loop_ordered_start(long start, long end, long incr, long sched, long c
   uint64_t c = chunk > 0 ? (uint64_t)chunk : 0;
   Schedule s = decode_schedule(sched, &c);
   LoopSpec spec{s, true, long_bounds(start, end, incr), c};
-  uint64_t a, b;
-  if (!loop_start(spec, istart ? &a : nullptr, &b, "GOMP_loop_ordered_start", mem)) return false;
-  if (istart) {
-    *istart = (long)a;
-    *iend = (long)b;
-  }
-  return true;
+  return start_optional(spec, istart, iend, "GOMP_loop_ordered_start", mem);
 }
 bool GOMP_loop_ull_start(bool up, ull start, ull end, ull incr, long sched, ull chunk, ull *istart, ull *iend,
                          uintptr_t *reductions, void **mem) {
@@ -303,13 +303,7 @@ bool GOMP_loop_ull_start(bool up, ull start, ull end, ull incr, long sched, ull 
   uint64_t c = chunk;
   Schedule s = decode_schedule(sched, &c);
   LoopSpec spec{s, false, ull_bounds(up, start, end, incr), c};
-  uint64_t a, b;
-  if (!loop_start(spec, istart ? &a : nullptr, &b, "GOMP_loop_ull_start", mem)) return false;
-  if (istart) {
-    *istart = a;
-    *iend = b;
-  }
-  return true;
+  return start_optional(spec, istart, iend, "GOMP_loop_ull_start", mem);
 }
 bool GOMP_loop_ull_ordered_start(bool up, ull start, ull end, ull incr, long sched, ull chunk, ull *istart, ull *iend,
                                  uintptr_t *reductions, void **mem) {
@@ -317,13 +311,7 @@ bool GOMP_loop_ull_ordered_start(bool up, ull start, ull end, ull incr, long sch
   uint64_t c = chunk;
   Schedule s = decode_schedule(sched, &c);
   LoopSpec spec{s, true, ull_bounds(up, start, end, incr), c};
-  uint64_t a, b;
-  if (!loop_start(spec, istart ? &a : nullptr, &b, "GOMP_loop_ull_ordered_start", mem)) return false;
-  if (istart) {
-    *istart = a;
-    *iend = b;
-  }
-  return true;
+  return start_optional(spec, istart, iend, "GOMP_loop_ull_ordered_start", mem);
 }
 
 void GOMP_loop_end(void) {
